@@ -1,0 +1,66 @@
+"""Contributor commands: ``nox -s tests``, ``nox -s lint``, ``nox -s demo``, ``nox -s bench``, ``nox -s live``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["tests", "lint"]
+nox.options.reuse_existing_virtualenvs = True
+
+ROOT = Path(__file__).parent
+PACKAGES = sorted(p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists())
+TEST_DEPS = ["pytest>=8", "anyio[trio]>=4.4", "hypothesis>=6.100", "pexpect>=4.9", "jsonschema>=4.20"]
+
+
+def _install_packages(session: nox.Session) -> None:
+    args: list[str] = []
+    for package in PACKAGES:
+        args += ["-e", str(package)]
+    session.install(*args)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Every package's offline tests, on asyncio and trio."""
+    _install_packages(session)
+    session.install(*TEST_DEPS)
+    targets = [str(p / "tests") for p in PACKAGES if (p / "tests").exists()]
+    session.run("pytest", *(session.posargs or targets))
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff (lint + format check) and mypy --strict over every package."""
+    _install_packages(session)
+    session.install("ruff>=0.6", "mypy>=1.11", *TEST_DEPS)
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy", *[str(p / "src") for p in PACKAGES])
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """One turn through the whole stack, printed as a person would read it."""
+    _install_packages(session)
+    session.run("anyagent", "demo", "--yes", *session.posargs)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Throughput and latency benchmarks (figures, not pass/fail)."""
+    _install_packages(session)
+    session.install("anyio[trio]>=4.4", "httpx")
+    for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+        session.run("python", str(script), *session.posargs)
+
+
+@nox.session
+def live(session: nox.Session) -> None:
+    """The real agent CLIs (pinned, from npm) against the loopback fake model."""
+    _install_packages(session)
+    session.install(*TEST_DEPS)
+    live_dirs = [str(p / "tests") for p in PACKAGES if (p / "tests").exists()]
+    session.run("pytest", "-m", "live", "--live", *(session.posargs or live_dirs))

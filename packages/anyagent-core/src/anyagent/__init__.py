@@ -1,0 +1,81 @@
+"""anyagent: one typed async interface to every coding agent installed on a machine.
+
+::
+
+    async with Runtime() as runtime:
+        agent = (await runtime.discover()).require("claude")
+        session, events = await runtime.open(agent, SessionOptions.in_dir("."))
+        async with session:
+            await session.prompt("explain this repo")
+            async for event in events:
+                ...
+
+The public names live here; ``anyagent.seam`` is the adapter contract, ``anyagent.mock`` the
+scripted agent for tests, ``anyagent.serialize`` the JSON form, ``anyagent.hookspecs`` the hooks.
+"""
+
+from __future__ import annotations
+
+from ._engine import EVENT_BUFFER, Events, Session
+from ._errors import (
+    AgentError,
+    AuthRequired,
+    HandshakeTimeout,
+    InvalidConfiguration,
+    InvalidRequest,
+    NotInstalled,
+    ProcessExited,
+    ProtocolFailed,
+    ResumeFailed,
+    SessionBusy,
+    SessionClosed,
+    SpawnFailed,
+    UnsupportedFeature,
+)
+from ._installation import AgentInstallation, AgentProfile, DiscoveryReport, InstallationSource, MissingAgent
+from ._options import McpHttp, McpServer, McpSse, McpStdio, PermissionMode, RollbackScope, SessionOptions
+from ._plugins import PluginInfo, PluginWarning, Register
+from ._runtime import Runtime
+from ._types import *  # noqa: F403 - the curated list is _types.__all__
+from ._types import __all__ as _types_all
+from .hookspecs import hookimpl
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EVENT_BUFFER",
+    "AgentError",
+    "AgentInstallation",
+    "AgentProfile",
+    "AuthRequired",
+    "DiscoveryReport",
+    "Events",
+    "HandshakeTimeout",
+    "InstallationSource",
+    "InvalidConfiguration",
+    "InvalidRequest",
+    "McpHttp",
+    "McpServer",
+    "McpSse",
+    "McpStdio",
+    "MissingAgent",
+    "NotInstalled",
+    "PermissionMode",
+    "PluginInfo",
+    "PluginWarning",
+    "ProcessExited",
+    "ProtocolFailed",
+    "Register",
+    "ResumeFailed",
+    "RollbackScope",
+    "Runtime",
+    "Session",
+    "SessionBusy",
+    "SessionClosed",
+    "SessionOptions",
+    "SpawnFailed",
+    "UnsupportedFeature",
+    "__version__",
+    "hookimpl",
+    *_types_all,
+]

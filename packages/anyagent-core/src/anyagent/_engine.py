@@ -1,0 +1,955 @@
+"""The engine: one per session, owning every rule (turns, queue, steer, requests, status, cleanup).
+
+All state changes happen in synchronous handlers (``_on_driver_event``, the ``Session`` calls,
+the deadline timer), so they never interleave. Nothing in a handler waits: commands go to the
+adapter over an unbounded channel and events to the consumer with ``send_nowait``. The only
+waits are the caller's own (a steer's answer, ``close``), and those are bounded or cancellable.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from datetime import datetime, timezone
+from types import TracebackType
+from typing import Any
+
+import anyio
+import attrs
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from . import seam
+from ._errors import (
+    AgentError,
+    AuthRequired,
+    InvalidConfiguration,
+    InvalidRequest,
+    ProcessExited,
+    SessionBusy,
+    SessionClosed,
+    UnsupportedFeature,
+)
+from ._installation import AgentInstallation
+from ._options import PermissionMode, RollbackScope, SessionOptions
+from ._types import (
+    JSON,
+    AgentOrigin,
+    Answer,
+    Cancelled,
+    Capability,
+    ChoicesAnswer,
+    Completed,
+    CompletionSource,
+    ConfigValue,
+    Delivery,
+    Diagnostic,
+    DiagnosticInfo,
+    DiagnosticLevel,
+    Event,
+    EventKind,
+    Failed,
+    Input,
+    MessageEnded,
+    PermissionAnswer,
+    PermissionChoice,
+    PermissionRequest,
+    PromptOrigin,
+    QuestionRequest,
+    QuestionsAnswer,
+    Queued,
+    ReasoningDelta,
+    Request,
+    RequestClosed,
+    RequestOpened,
+    SessionInfo,
+    SessionStatus,
+    SessionUpdated,
+    Started,
+    StatusChanged,
+    Steered,
+    StopReason,
+    TextAnswer,
+    TextDelta,
+    ToolOutputDelta,
+    ToolUpdated,
+    TurnEnded,
+    TurnInfo,
+    TurnOrigin,
+    TurnStarted,
+    UserMessage,
+)
+
+__all__ = ["EVENT_BUFFER", "Events", "Session"]
+
+EVENT_BUFFER = 1024
+"""Events a consumer may fall behind before it is treated as gone and the session closes."""
+
+CLOSE_GRACE = 5.0
+"""Seconds ``close`` waits for the adapter to shut down before cancelling it."""
+
+CANCEL_GRACE = 10.0
+"""Seconds after ``cancel`` before the engine ends a turn the adapter never ended."""
+
+QUIET_USER_TURN = 120.0
+QUIET_AGENT_TURN = 20.0
+
+_ENGINE_OWNED = (TurnStarted, TurnEnded, RequestClosed, SessionUpdated, StatusChanged)
+_TURN_CONTENT = (TextDelta, ReasoningDelta, UserMessage, RequestOpened, ToolOutputDelta)
+_MESSAGE_DELTAS = (TextDelta, ReasoningDelta, UserMessage)
+
+
+class _State(enum.Enum):
+    IDLE = "idle"
+    RUNNING = "running"
+    CLOSING = "closing"
+    CLOSED = "closed"
+
+
+@attrs.define
+class _Prompt:
+    id: str
+    input: Input
+
+
+@attrs.define
+class _Turn:
+    id: str
+    origin: TurnOrigin
+    requests: dict[str, Request] = attrs.Factory(dict)
+    running_tools: dict[str, None] = attrs.Factory(dict)
+    open_messages: dict[str, None] = attrs.Factory(dict)
+    awaiting_ack: bool = False
+    cancel_requested: bool = False
+
+
+@attrs.define
+class _PendingSteer:
+    prompt: _Prompt
+    turn_id: str
+    done: anyio.Event = attrs.Factory(anyio.Event)
+    result: Delivery | AgentError | None = None
+
+
+def _is_turn_content(kind: EventKind) -> bool:
+    if isinstance(kind, _TURN_CONTENT):
+        return True
+    return isinstance(kind, ToolUpdated) and kind.tool.status.active
+
+
+class _Engine:
+    """The rules of one session. Created by ``Runtime.open`` after the adapter connected."""
+
+    def __init__(
+        self,
+        session_id: str,
+        agent: AgentInstallation,
+        options: SessionOptions,
+        driver: seam.Driver,
+    ) -> None:
+        self.session_id = session_id
+        self.agent = agent
+        self.options = options
+        self.driver = driver
+        self.driver_info = driver.info
+        self._info = SessionInfo(
+            session_id=session_id,
+            agent=agent,
+            details=driver.info.details,
+            configuration=driver.info.configuration,
+            resume_token=driver.info.resume_token,
+            title=driver.info.title,
+            status=SessionStatus.IDLE,
+        )
+        self._state = _State.IDLE
+        self._status = SessionStatus.IDLE
+        self._sequence = 0
+        self._turn: _Turn | None = None
+        self._queue: deque[_Prompt] = deque()
+        self._steer: _PendingSteer | None = None
+        self._turn_counter = 0
+        self._prompt_counter = 0
+        self._promotion_pending = False
+        self._late_end_noted = False
+        # deadlines (anyio clock seconds); the timer task sleeps until the earliest
+        self._quiet_deadline: float | None = None
+        self._stall_deadline: float | None = None
+        self._cancel_deadline: float | None = None
+        self._close_deadline: float | None = None
+        self._stall_reported = False
+        self._timer_wake = anyio.Event()
+        self._timer_target = math.inf
+        # channels
+        self._commands_tx, self._commands_rx = seam.unbounded_commands()
+        self._driver_tx, self._driver_rx = seam.event_channel(driver.info.event_buffer)
+        self._out_tx: MemoryObjectSendStream[Event]
+        self._out_rx: MemoryObjectReceiveStream[Event]
+        self._out_tx, self._out_rx = anyio.create_memory_object_stream[Event](EVENT_BUFFER)
+        self._terminal_error: AgentError | None = None
+        self._exited: seam.Exited | None = None
+        self._close_started = anyio.Event()
+        self._finished = anyio.Event()
+        self._driver_scope: anyio.CancelScope | None = None
+        quiet = options.quiet_window_seconds
+        self._quiet_user = quiet if quiet is not None else QUIET_USER_TURN
+        self._quiet_agent = quiet if quiet is not None else QUIET_AGENT_TURN
+        self._auto_approve = options.permissions is PermissionMode.AUTO_APPROVE
+
+    # -----------------------------------------------------------------------------------------
+    # the session task
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """The session's task: drive the adapter, pump its events, keep the deadlines."""
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._run_driver)
+                tg.start_soon(self._pump)
+                tg.start_soon(self._timer)
+                task_status.started()
+                self._sync_status()
+                await self._finished.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            self._finish()
+
+    async def _run_driver(self) -> None:
+        link = seam.DriverLink(self._commands_rx, self._driver_tx)
+        with anyio.CancelScope() as scope:
+            self._driver_scope = scope
+            try:
+                await self.driver.run(link)
+            except Exception as exc:  # an adapter bug must not take the runtime down
+                self._exited = self._exited or seam.Exited("adapter error", f"{type(exc).__name__}: {exc}")
+        self._driver_tx.close()
+
+    async def _pump(self) -> None:
+        receive = self._driver_rx
+        while True:
+            try:
+                event = receive.receive_nowait()
+            except anyio.WouldBlock:
+                try:
+                    event = await receive.receive()
+                except anyio.EndOfStream:
+                    break
+            except anyio.EndOfStream:
+                break
+            self._on_driver_event(event)
+            if self._promotion_pending and receive.statistics().current_buffer_used == 0:
+                self._promote()
+            self._sync_status()
+        self._on_driver_gone()
+
+    async def _timer(self) -> None:
+        while True:
+            self._timer_wake = anyio.Event()
+            target = self._next_deadline()
+            self._timer_target = target
+            if target == math.inf:
+                await self._timer_wake.wait()
+                continue
+            delay = target - anyio.current_time()
+            if delay > 0:
+                with anyio.move_on_after(delay):
+                    await self._timer_wake.wait()
+            self._on_deadlines(anyio.current_time())
+            self._sync_status()
+
+    def _next_deadline(self) -> float:
+        deadlines = [
+            d
+            for d in (self._quiet_deadline, self._stall_deadline, self._cancel_deadline, self._close_deadline)
+            if d is not None
+        ]
+        return min(deadlines, default=math.inf)
+
+    def _set_deadline(self, name: str, value: float | None) -> None:
+        setattr(self, name, value)
+        if value is not None and value < self._timer_target:
+            self._timer_wake.set()
+
+    # -----------------------------------------------------------------------------------------
+    # emitting
+
+    def _emit(
+        self,
+        kind: EventKind,
+        turn_info: TurnInfo | None = None,
+        extensions: Mapping[str, JSON] | None = None,
+    ) -> None:
+        if self._state is _State.CLOSED:
+            return
+        self._sequence += 1
+        event = Event(
+            sequence=self._sequence,
+            occurred_at=datetime.now(timezone.utc),
+            session_id=self.session_id,
+            kind=kind,
+            turn_info=turn_info,
+            extensions=extensions,
+        )
+        try:
+            self._out_tx.send_nowait(event)
+        except anyio.WouldBlock:
+            self._consumer_gone(
+                SessionClosed(f"the events consumer fell {EVENT_BUFFER} events behind; the session was closed")
+            )
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._consumer_gone(None)
+
+    def _consumer_gone(self, error: AgentError | None) -> None:
+        self._out_tx.close()
+        if error is not None and self._terminal_error is None:
+            self._terminal_error = error
+        self._begin_close()
+
+    def _diagnostic(
+        self,
+        message: str,
+        code: str,
+        level: DiagnosticLevel = DiagnosticLevel.WARNING,
+        raw: JSON = None,
+        turn_info: TurnInfo | None = None,
+    ) -> None:
+        self._emit(Diagnostic(DiagnosticInfo(message, level, code, raw)), turn_info)
+
+    def _turn_info(self, parent_tool_id: str | None = None) -> TurnInfo | None:
+        if self._turn is None:
+            return None
+        return TurnInfo(self._turn.id, parent_tool_id)
+
+    # -----------------------------------------------------------------------------------------
+    # status
+
+    def _compute_status(self) -> SessionStatus:
+        if self._state is _State.RUNNING and self._turn is not None:
+            return SessionStatus.NEEDS_INPUT if self._turn.requests else SessionStatus.WORKING
+        if self._state is _State.IDLE and self._queue:
+            return SessionStatus.WORKING
+        return SessionStatus.IDLE
+
+    def _sync_status(self) -> None:
+        status = self._compute_status()
+        if status is not self._status:
+            self._status = status
+            self._info = attrs.evolve(self._info, status=status)
+            self._emit(StatusChanged(status))
+
+    # -----------------------------------------------------------------------------------------
+    # turns
+
+    def _next_turn_id(self) -> str:
+        self._turn_counter += 1
+        return f"t{self._turn_counter}"
+
+    def _begin_turn(self, origin: TurnOrigin) -> _Turn:
+        turn = _Turn(self._next_turn_id(), origin)
+        self._turn = turn
+        self._state = _State.RUNNING
+        self._late_end_noted = False
+        self._stall_reported = False
+        self._emit(TurnStarted(origin), TurnInfo(turn.id))
+        self._arm_stall()
+        return turn
+
+    def _start_prompt(self, prompt: _Prompt) -> str:
+        turn = self._begin_turn(PromptOrigin(prompt.id))
+        turn.awaiting_ack = True
+        self._send(seam.StartTurn(prompt.input, turn.id))
+        self._arm_quiet()
+        return turn.id
+
+    def _end_turn(self, stop: StopReason) -> None:
+        turn = self._turn
+        if turn is None:
+            return
+        info = TurnInfo(turn.id)
+        for message_id in list(turn.open_messages):
+            self._emit(MessageEnded(message_id), info)
+        for request_id in list(turn.requests):
+            self._emit(RequestClosed(request_id), info)
+        turn.requests.clear()
+        self._emit(TurnEnded(stop, tuple(turn.running_tools)), info)
+        self._turn = None
+        if self._state is _State.RUNNING:
+            self._state = _State.IDLE
+        self._quiet_deadline = None
+        self._stall_deadline = None
+        self._cancel_deadline = None
+        steer = self._steer
+        if steer is not None:
+            # the turn ended before the agent answered the steer: it runs next instead
+            self._steer = None
+            self._queue.appendleft(steer.prompt)
+            self._resolve_steer(steer, Delivery(steer.prompt.id, Queued(0)))
+        if self._state is _State.IDLE and self._queue:
+            self._promotion_pending = True
+            if self._driver_rx.statistics().current_buffer_used == 0:
+                self._promote()
+
+    def _promote(self) -> None:
+        self._promotion_pending = False
+        if self._state is not _State.IDLE or not self._queue:
+            return
+        self._start_prompt(self._queue.popleft())
+
+    def _resolve_steer(self, steer: _PendingSteer, result: Delivery | AgentError) -> None:
+        steer.result = result
+        steer.done.set()
+
+    # -----------------------------------------------------------------------------------------
+    # deadlines
+
+    def _quiet_applies(self) -> bool:
+        turn = self._turn
+        if turn is None or turn.requests or turn.running_tools or turn.cancel_requested:
+            return False
+        if isinstance(turn.origin, PromptOrigin):
+            return not self.driver_info.ends_turns
+        return not self.driver_info.ends_agent_turns
+
+    def _arm_quiet(self) -> None:
+        if not self._quiet_applies():
+            self._quiet_deadline = None
+            return
+        assert self._turn is not None
+        window = self._quiet_user if isinstance(self._turn.origin, PromptOrigin) else self._quiet_agent
+        self._set_deadline("_quiet_deadline", anyio.current_time() + window)
+
+    def _arm_stall(self) -> None:
+        if self._turn is None or self._turn.requests:
+            self._stall_deadline = None
+            return
+        self._set_deadline("_stall_deadline", anyio.current_time() + self.options.stall_after_seconds)
+
+    def _on_deadlines(self, now: float) -> None:
+        if self._close_deadline is not None and now >= self._close_deadline:
+            self._close_deadline = None
+            if self._driver_scope is not None:
+                self._driver_scope.cancel()
+        if self._cancel_deadline is not None and now >= self._cancel_deadline:
+            self._cancel_deadline = None
+            if self._turn is not None:
+                self._diagnostic(
+                    "the agent did not confirm the cancel; the turn was ended without it",
+                    "cancel_unconfirmed",
+                    turn_info=self._turn_info(),
+                )
+                self._end_turn(Cancelled())
+        if self._quiet_deadline is not None and now >= self._quiet_deadline:
+            self._quiet_deadline = None
+            if self._quiet_applies():
+                self._end_turn(Completed(CompletionSource.INFERRED))
+        if self._stall_deadline is not None and now >= self._stall_deadline:
+            self._stall_deadline = None
+            if self._turn is not None and not self._turn.requests and not self._stall_reported:
+                self._stall_reported = True
+                seconds = self.options.stall_after_seconds
+                self._diagnostic(
+                    f"no frame from the agent for {seconds:g} s; the turn is still open",
+                    "stall",
+                    turn_info=self._turn_info(),
+                )
+
+    # -----------------------------------------------------------------------------------------
+    # driver events
+
+    def _on_driver_event(self, event: seam.DriverEvent) -> None:
+        if self._state is _State.CLOSED:
+            return
+        if self._turn is not None:
+            self._stall_reported = False
+            self._arm_stall()
+        if isinstance(event, seam.Content):
+            self._on_content(event)
+        elif isinstance(event, seam.TurnAck):
+            if self._turn is not None:
+                self._turn.awaiting_ack = False
+        elif isinstance(event, seam.TurnEnd):
+            self._on_turn_end(event)
+        elif isinstance(event, seam.SteerResult):
+            self._on_steer_result(event.accepted)
+        elif isinstance(event, seam.RequestWithdrawn):
+            turn = self._turn
+            if turn is not None and turn.requests.pop(event.request_id, None) is not None:
+                self._emit(RequestClosed(event.request_id), self._turn_info())
+                self._arm_quiet()
+                self._arm_stall()
+        elif isinstance(event, seam.InfoChanged):
+            self._on_info_changed(event.info)
+        elif isinstance(event, seam.AuthLost):
+            if self._turn is not None:
+                self._end_turn(Failed("the agent needs a login"))
+            if self._terminal_error is None:
+                self._terminal_error = AuthRequired(event.login, "the agent lost its login mid-session")
+            self._begin_close()
+        elif isinstance(event, seam.Exited):
+            self._exited = event
+
+    def _on_content(self, event: seam.Content) -> None:
+        kind = event.kind
+        if isinstance(kind, _ENGINE_OWNED):
+            self._diagnostic(
+                f"the adapter sent the engine-owned event {type(kind).__name__}; dropped",
+                "engine_owned_event",
+                raw=type(kind).__name__,
+            )
+            return
+        turn = self._turn
+        content = _is_turn_content(kind)
+        if turn is not None and turn.awaiting_ack:
+            if content or isinstance(kind, (MessageEnded, ToolUpdated)):
+                return  # belongs to the turn that already ended: drop, never re-attribute
+            self._emit(kind, None, event.extensions)
+            return
+        if turn is None:
+            if self._state is not _State.IDLE or not content:
+                self._emit(kind, None, event.extensions)
+                return
+            turn = self._begin_turn(AgentOrigin())
+        if isinstance(kind, RequestOpened):
+            self._on_request(kind.request, event)
+            return
+        self._track(turn, kind)
+        self._emit(kind, TurnInfo(turn.id, event.parent_tool_id), event.extensions)
+        self._arm_quiet()
+
+    def _track(self, turn: _Turn, kind: EventKind) -> None:
+        if isinstance(kind, _MESSAGE_DELTAS):
+            turn.open_messages[kind.message_id] = None
+        elif isinstance(kind, MessageEnded):
+            turn.open_messages.pop(kind.message_id, None)
+        elif isinstance(kind, ToolUpdated):
+            if kind.tool.status.active:
+                turn.running_tools[kind.tool.id] = None
+            else:
+                turn.running_tools.pop(kind.tool.id, None)
+
+    def _on_request(self, request: Request, event: seam.Content) -> None:
+        turn = self._turn
+        assert turn is not None
+        if request.id in turn.requests:
+            self._diagnostic(f"request {request.id!r} was opened twice; kept the first", "duplicate_request")
+            return
+        if self._auto_approve and isinstance(request, PermissionRequest):
+            choice = next(
+                (c for c in (PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS) if c in request.options),
+                None,
+            )
+            if choice is not None:
+                self._send(seam.AnswerRequest(request.id, Answer.permission(choice)))
+                self._arm_quiet()
+                return
+        turn.requests[request.id] = request
+        self._quiet_deadline = None
+        self._stall_deadline = None
+        self._emit(RequestOpened(request), TurnInfo(turn.id, event.parent_tool_id), event.extensions)
+
+    def _on_turn_end(self, event: seam.TurnEnd) -> None:
+        turn = self._turn
+        if event.parent_tool_id is not None:
+            return  # a subagent's end is its parent's bookkeeping, never the parent's turn end
+        if turn is None:
+            if self._state is _State.IDLE and not self._late_end_noted:
+                self._late_end_noted = True
+                self._diagnostic("a turn end arrived with no turn running; ignored", "late_turn_end")
+            return
+        stop = event.stop
+        if turn.awaiting_ack:
+            if not turn.cancel_requested:
+                return  # the previous turn's end, racing the new turn's ack
+            stop = Cancelled()
+        self._end_turn(stop)
+
+    def _on_steer_result(self, accepted: bool) -> None:
+        steer = self._steer
+        if steer is None:
+            self._diagnostic("a steer answer arrived with no steer pending; ignored", "late_steer_result")
+            return
+        self._steer = None
+        if accepted:
+            self._resolve_steer(steer, Delivery(steer.prompt.id, Steered(steer.turn_id)))
+            self._arm_quiet()
+        else:
+            self._queue.appendleft(steer.prompt)
+            self._resolve_steer(steer, Delivery(steer.prompt.id, Queued(0)))
+
+    def _on_info_changed(self, info: seam.DriverInfo) -> None:
+        self.driver_info = info
+        self._info = attrs.evolve(
+            self._info,
+            details=info.details,
+            configuration=info.configuration,
+            resume_token=info.resume_token,
+            title=info.title,
+        )
+        self._emit(SessionUpdated(self._info), self._turn_info())
+
+    def _on_driver_gone(self) -> None:
+        if self._state in (_State.CLOSING, _State.CLOSED):
+            self._finished.set()
+            return
+        if self._turn is not None:
+            self._end_turn(Failed("the agent exited during the turn"))
+        if self._terminal_error is None:
+            exited = self._exited or seam.Exited("unknown", "")
+            self._terminal_error = ProcessExited(exited.status, exited.stderr)
+        self._state = _State.CLOSING
+        self._finished.set()
+
+    # -----------------------------------------------------------------------------------------
+    # commands from Session handles
+
+    def _send(self, command: seam.DriverCommand) -> None:
+        try:
+            self._commands_tx.send_nowait(command)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+
+    def _check_open(self) -> None:
+        if self._state in (_State.CLOSING, _State.CLOSED):
+            raise self._closed_error()
+
+    def _closed_error(self) -> AgentError:
+        if self._terminal_error is not None and not isinstance(self._terminal_error, SessionClosed):
+            return SessionClosed(f"the session is closed ({self._terminal_error.message})")
+        return SessionClosed("the session is closed")
+
+    def prompt(self, value: str | Input) -> Delivery | _PendingSteer:
+        self._check_open()
+        prompt_input = Input.coerce(value)
+        self._prompt_counter += 1
+        prompt = _Prompt(f"p{self._prompt_counter}", prompt_input)
+        if self._state is _State.IDLE and not self._queue and self._turn is None:
+            turn_id = self._start_prompt(prompt)
+            self._sync_status()
+            return Delivery(prompt.id, Started(turn_id))
+        turn = self._turn
+        if (
+            turn is not None
+            and isinstance(turn.origin, PromptOrigin)
+            and not turn.awaiting_ack
+            and not turn.cancel_requested
+            and self._steer is None
+            and self.driver_info.details.capabilities.supports(Capability.STEER)
+        ):
+            steer = _PendingSteer(prompt, turn.id)
+            self._steer = steer
+            self._send(seam.Steer(prompt_input))
+            return steer
+        self._queue.append(prompt)
+        self._sync_status()
+        return Delivery(prompt.id, Queued(len(self._queue) - 1))
+
+    def dequeue(self, prompt_id: str) -> None:
+        self._check_open()
+        for prompt in self._queue:
+            if prompt.id == prompt_id:
+                self._queue.remove(prompt)
+                self._sync_status()
+                return
+        raise InvalidRequest(f"prompt {prompt_id!r} is not queued (unknown, started, or already dequeued)")
+
+    def answer(self, request_id: str, answer: Answer) -> None:
+        self._check_open()
+        turn = self._turn
+        request = turn.requests.get(request_id) if turn is not None else None
+        if turn is None or request is None:
+            raise InvalidRequest(f"request {request_id!r} is not open")
+        _validate_answer(request, answer)
+        del turn.requests[request_id]
+        self._send(seam.AnswerRequest(request_id, answer))
+        self._emit(RequestClosed(request_id), TurnInfo(turn.id))
+        self._arm_quiet()
+        self._arm_stall()
+        self._sync_status()
+
+    def configure(self, option_id: str, value: ConfigValue) -> None:
+        self._check_open()
+        if not isinstance(option_id, str):
+            raise InvalidConfiguration("config option id must be a str")
+        option = self._info.details.option(option_id)
+        if option is None:
+            offered = ", ".join(o.id for o in self._info.details.config_options) or "none"
+            raise InvalidConfiguration(f"the agent has no config option {option_id!r} (offered: {offered})")
+        if not option.live:
+            raise InvalidConfiguration(
+                f"{option_id!r} is creation-only; set it with SessionOptions.configure before open"
+            )
+        if not option.accepts(value):
+            raise InvalidConfiguration(f"{value!r} is not a valid value for {option_id!r}")
+        self._send(seam.Configure(option_id, value))
+
+    def rollback(self, turns: int, scope: RollbackScope) -> None:
+        self._check_open()
+        if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
+            raise InvalidRequest(f"rollback needs a positive number of turns, got {turns!r}")
+        if not isinstance(scope, RollbackScope):
+            raise InvalidRequest("rollback scope must be a RollbackScope")
+        caps = self._info.details.capabilities
+        if not caps.supports(Capability.ROLLBACK):
+            raise UnsupportedFeature("this agent cannot roll back")
+        if scope is RollbackScope.CONVERSATION_AND_FILES and not caps.supports(Capability.ROLLBACK_FILES):
+            raise UnsupportedFeature("this agent cannot roll back files")
+        if self._state is not _State.IDLE or self._turn is not None:
+            raise SessionBusy("rollback needs an idle session")
+        self._send(seam.Rollback(turns, scope))
+
+    def compact(self) -> None:
+        self._check_open()
+        if not self._info.details.capabilities.supports(Capability.COMPACT):
+            raise UnsupportedFeature("this agent cannot compact its context")
+        if self._state is not _State.IDLE or self._turn is not None:
+            raise SessionBusy("compact needs an idle session")
+        turn = self._begin_turn(AgentOrigin())
+        turn.awaiting_ack = False
+        self._send(seam.Compact())
+        self._arm_quiet()
+        self._sync_status()
+
+    def cancel(self, clear_queue: bool) -> None:
+        self._check_open()
+        if clear_queue:
+            self._queue.clear()
+            self._promotion_pending = False
+        turn = self._turn
+        if turn is not None and not turn.cancel_requested:
+            turn.cancel_requested = True
+            info = TurnInfo(turn.id)
+            for request_id in list(turn.requests):
+                self._emit(RequestClosed(request_id), info)
+            turn.requests.clear()
+            self._quiet_deadline = None
+            self._send(seam.Cancel())
+            self._set_deadline("_cancel_deadline", anyio.current_time() + CANCEL_GRACE)
+        self._sync_status()
+
+    def _begin_close(self) -> None:
+        if self._state in (_State.CLOSING, _State.CLOSED):
+            return
+        steer = self._steer
+        if steer is not None:
+            self._steer = None
+            self._resolve_steer(steer, SessionClosed("the session closed before the steer was answered"))
+        if self._turn is not None:
+            self._end_turn(Cancelled())
+        self._queue.clear()
+        self._state = _State.CLOSING
+        self._sync_status()
+        self._send(seam.Close())
+        self._commands_tx.close()
+        self._set_deadline("_close_deadline", anyio.current_time() + CLOSE_GRACE)
+        self._close_started.set()
+
+    async def close(self) -> None:
+        self._begin_close()
+        await self._finished.wait()
+
+    def _finish(self) -> None:
+        if self._state is _State.CLOSED:
+            return
+        self._sync_status()
+        self._state = _State.CLOSED
+        self._finished.set()
+        steer = self._steer
+        if steer is not None:
+            self._steer = None
+            self._resolve_steer(steer, SessionClosed("the session closed"))
+        self._out_tx.close()
+        self._driver_rx.close()
+
+    @property
+    def info(self) -> SessionInfo:
+        return self._info
+
+    @property
+    def status(self) -> SessionStatus:
+        return self._status
+
+
+def _validate_answer(request: Request, answer: Answer) -> None:
+    """Raise ``InvalidRequest`` unless ``answer`` is one that ``request`` offered."""
+    if isinstance(request, PermissionRequest):
+        if not isinstance(answer, PermissionAnswer):
+            raise InvalidRequest(f"request {request.id!r} is a permission request; answer with Answer.permission")
+        if answer.choice not in request.options:
+            offered = ", ".join(o.name for o in request.options)
+            raise InvalidRequest(f"{answer.choice.name} was not offered for {request.id!r} (offered: {offered})")
+        return
+    assert isinstance(request, QuestionRequest)
+    if not isinstance(answer, QuestionsAnswer):
+        raise InvalidRequest(f"request {request.id!r} is a question; answer with Answer.question")
+    if len(answer.answers) != len(request.questions):
+        raise InvalidRequest(
+            f"request {request.id!r} has {len(request.questions)} question(s); got {len(answer.answers)} answer(s)"
+        )
+    for question, given in zip(request.questions, answer.answers):
+        if isinstance(given, TextAnswer):
+            if not question.allows_free_text:
+                raise InvalidRequest(f"question {question.id!r} does not take free text")
+            if not isinstance(given.value, str):
+                raise InvalidRequest(f"the answer to {question.id!r} must be text")
+        elif isinstance(given, ChoicesAnswer):
+            offered = {choice.id for choice in question.choices}
+            if not given.ids:
+                raise InvalidRequest(f"the answer to {question.id!r} chooses nothing")
+            if len(set(given.ids)) != len(given.ids):
+                raise InvalidRequest(f"the answer to {question.id!r} repeats a choice")
+            if len(given.ids) > 1 and not question.multi_select:
+                raise InvalidRequest(f"question {question.id!r} takes one choice")
+            unknown = [choice for choice in given.ids if choice not in offered]
+            if unknown:
+                raise InvalidRequest(f"{unknown!r} not offered for question {question.id!r}")
+        else:
+            raise InvalidRequest("each answer must be QuestionAnswer.text(...) or QuestionAnswer.choices([...])")
+
+
+class Session:
+    """A cheap handle on one live session; copies talk to the same engine.
+
+    Calls return once the engine accepted the command; the events confirm the outcome.
+    After ``close`` every call raises ``SessionClosed``.
+    """
+
+    __slots__ = ("_engine",)
+
+    def __init__(self, engine: _Engine) -> None:
+        self._engine = engine
+
+    @property
+    def id(self) -> str:
+        """The session id (``s1``, ``s2``, …); not a resume token."""
+        return self._engine.session_id
+
+    async def prompt(self, text: str | Input) -> Delivery:
+        """Send a prompt. Returns ``Delivery`` with ``Started``, ``Steered`` or ``Queued``."""
+        result = self._engine.prompt(text)
+        if isinstance(result, Delivery):
+            await anyio.lowlevel.checkpoint()
+            return result
+        await result.done.wait()
+        outcome = result.result
+        if isinstance(outcome, AgentError):
+            raise outcome
+        assert outcome is not None
+        return outcome
+
+    async def dequeue(self, prompt_id: str) -> None:
+        """Drop a queued prompt before it starts (``InvalidRequest`` if it is not queued)."""
+        self._engine.dequeue(prompt_id)
+        await anyio.lowlevel.checkpoint()
+
+    async def answer(self, request_id: str, answer: Answer) -> None:
+        """Answer an open request exactly once; confirmed by ``RequestClosed``."""
+        self._engine.answer(request_id, answer)
+        await anyio.lowlevel.checkpoint()
+
+    async def configure(self, option_id: str, value: ConfigValue) -> None:
+        """Change a live config option; confirmed by ``SessionUpdated``."""
+        self._engine.configure(option_id, value)
+        await anyio.lowlevel.checkpoint()
+
+    async def rollback(self, turns: int, scope: RollbackScope = RollbackScope.CONVERSATION) -> None:
+        """Rewind ``turns`` completed turns (idle sessions only); confirmed by ``SessionUpdated``."""
+        self._engine.rollback(turns, scope)
+        await anyio.lowlevel.checkpoint()
+
+    async def compact(self) -> None:
+        """Ask the agent to summarize its context (idle only); confirmed by ``ContextCompacted``."""
+        self._engine.compact()
+        await anyio.lowlevel.checkpoint()
+
+    async def cancel(self, clear_queue: bool = False) -> None:
+        """Stop the running turn (``TurnEnded(Cancelled)``); ``clear_queue`` drops queued prompts."""
+        self._engine.cancel(clear_queue)
+        await anyio.lowlevel.checkpoint()
+
+    async def close(self) -> None:
+        """End the session and wait (bounded) for the agent to be cleaned up. Idempotent."""
+        with anyio.CancelScope(shield=True):
+            await self._engine.close()
+
+    def info(self) -> SessionInfo:
+        """Snapshot: agent, details, configuration, resume token, title, status."""
+        return self._engine.info
+
+    def status(self) -> SessionStatus:
+        """``IDLE``, ``WORKING`` or ``NEEDS_INPUT``, without reading the stream."""
+        return self._engine.status
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id} agent={self._engine.agent.id!r} status={self.status().name}>"
+
+
+class Events:
+    """The ordered stream of a session's events; one consumer. ``async for event in events``.
+
+    Buffers 1024 events; a consumer that falls a full buffer behind is treated as gone and the
+    session closes. When the session ends because of a failure, iteration raises that
+    ``AgentError`` after the last buffered event.
+    """
+
+    __slots__ = ("_engine", "_receive", "_raised", "_since_checkpoint")
+
+    def __init__(self, engine: _Engine) -> None:
+        self._engine = engine
+        self._receive = engine._out_rx
+        self._raised = False
+        self._since_checkpoint = 0
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self
+
+    async def __anext__(self) -> Event:
+        # take buffered events without a scheduler round-trip, but yield now and then so a
+        # busy consumer stays cancellable and fair
+        if self._since_checkpoint < 64:
+            try:
+                event = self._receive.receive_nowait()
+            except anyio.WouldBlock:
+                pass
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return await self._end()
+            else:
+                self._since_checkpoint += 1
+                return event
+        self._since_checkpoint = 0
+        try:
+            return await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            return await self._end()
+
+    async def _end(self) -> Event:
+        error = self._engine._terminal_error
+        if error is not None and not self._raised:
+            self._raised = True
+            raise error
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        """Stop reading; the session closes as if ``close()`` was called."""
+        self._receive.close()
+        await self._engine.close()
+
+    async def __aenter__(self) -> Events:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"<Events of {self._engine.session_id}>"
+

@@ -1,0 +1,196 @@
+"""``SessionOptions`` (an immutable builder), MCP servers, permission modes, rollback scopes."""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Union
+
+import attrs
+
+from ._errors import InvalidConfiguration
+from ._types import ConfigValue, _frozen_mapping, _tuple
+
+__all__ = [
+    "McpHttp",
+    "McpServer",
+    "McpSse",
+    "McpStdio",
+    "PermissionMode",
+    "RollbackScope",
+    "SessionOptions",
+]
+
+
+class PermissionMode(enum.Enum):
+    """``ASK`` forwards permission requests; ``AUTO_APPROVE`` allows each once without asking."""
+
+    ASK = "ask"
+    AUTO_APPROVE = "auto_approve"
+
+
+class RollbackScope(enum.Enum):
+    """What ``session.rollback`` rewinds: the conversation, or the conversation and the files."""
+
+    CONVERSATION = "conversation"
+    CONVERSATION_AND_FILES = "conversation_and_files"
+
+
+@attrs.frozen
+class McpStdio:
+    """An MCP server the agent launches: ``command args`` with ``env``."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    env: Mapping[str, str] = attrs.field(default=None, converter=_frozen_mapping)
+
+    transport = "stdio"
+
+
+@attrs.frozen
+class McpHttp:
+    """An MCP server over streamable HTTP at ``url``."""
+
+    name: str
+    url: str
+    headers: Mapping[str, str] = attrs.field(default=None, converter=_frozen_mapping)
+
+    transport = "http"
+
+    def with_header(self, key: str, value: str) -> McpHttp:
+        """A copy with one more header."""
+        return attrs.evolve(self, headers={**self.headers, key: value})
+
+
+@attrs.frozen
+class McpSse:
+    """An MCP server over server-sent events at ``url``."""
+
+    name: str
+    url: str
+    headers: Mapping[str, str] = attrs.field(default=None, converter=_frozen_mapping)
+
+    transport = "sse"
+
+    def with_header(self, key: str, value: str) -> McpSse:
+        """A copy with one more header."""
+        return attrs.evolve(self, headers={**self.headers, key: value})
+
+
+McpServerSpec = Union[McpStdio, McpHttp, McpSse]
+
+
+class McpServer:
+    """Builders for the MCP servers an app hands the agent: ``stdio``, ``http``, ``sse``."""
+
+    @staticmethod
+    def stdio(
+        name: str, command: str, args: Iterable[str] = (), env: Mapping[str, str] | None = None
+    ) -> McpStdio:
+        """A server the agent launches as a subprocess."""
+        return McpStdio(name, command, tuple(args), env)
+
+    @staticmethod
+    def http(name: str, url: str) -> McpHttp:
+        """A streamable-HTTP server; add headers with ``.with_header(k, v)``."""
+        return McpHttp(name, url)
+
+    @staticmethod
+    def sse(name: str, url: str) -> McpSse:
+        """A server-sent-events server; add headers with ``.with_header(k, v)``."""
+        return McpSse(name, url)
+
+
+def _seconds(name: str, value: float | None, *, allow_none: bool = False) -> float | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise InvalidConfiguration(f"{name} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+@attrs.frozen
+class SessionOptions:
+    """Everything ``open`` needs before the agent starts. Every builder returns a new value.
+
+    ``SessionOptions.in_dir(".").configure("model", "sonnet").permission_mode(PermissionMode.ASK)``
+    """
+
+    cwd: Path
+    configuration: Mapping[str, ConfigValue] = attrs.field(default=None, converter=_frozen_mapping)
+    resume_token: str | None = None
+    fork_token: str | None = None
+    fork_at: str | None = None
+    mcp_servers: tuple[McpServerSpec, ...] = attrs.field(default=(), converter=_tuple)
+    permissions: PermissionMode = PermissionMode.ASK
+    config_home_dir: Path | None = None
+    quiet_window_seconds: float | None = None
+    stall_after_seconds: float = 120.0
+    record_wire_path: Path | None = None
+    no_tools: bool = False
+
+    @classmethod
+    def in_dir(cls, path: str | Path) -> SessionOptions:
+        """Options for an agent working in ``path`` (required; resolved to an absolute path)."""
+        if not isinstance(path, (str, Path)) or str(path) == "":
+            raise InvalidConfiguration("in_dir needs a directory path")
+        return cls(cwd=Path(path).expanduser().absolute())
+
+    def configure(self, option_id: str, value: ConfigValue) -> SessionOptions:
+        """Set a config option before the first turn (validated against the agent's options at open)."""
+        if not isinstance(option_id, str) or not option_id:
+            raise InvalidConfiguration("config option id must be a non-empty str")
+        if not isinstance(value, (str, bool)):
+            raise InvalidConfiguration(f"config value for {option_id!r} must be a str or bool")
+        return attrs.evolve(self, configuration={**self.configuration, option_id: value})
+
+    def resume(self, token: str) -> SessionOptions:
+        """Reopen the conversation behind ``token`` (from ``session.info().resume_token``)."""
+        if not isinstance(token, str) or not token:
+            raise InvalidConfiguration("resume token must be a non-empty str")
+        return attrs.evolve(self, resume_token=token, fork_token=None, fork_at=None)
+
+    def fork_from(self, token: str, at: str | None = None) -> SessionOptions:
+        """Branch a new session off ``token``'s conversation, at message ``at`` or at the end."""
+        if not isinstance(token, str) or not token:
+            raise InvalidConfiguration("fork token must be a non-empty str")
+        return attrs.evolve(self, fork_token=token, fork_at=at, resume_token=None)
+
+    def mcp_server(self, server: McpServerSpec) -> SessionOptions:
+        """Hand the agent one of your MCP servers for this session."""
+        if not isinstance(server, (McpStdio, McpHttp, McpSse)):
+            raise InvalidConfiguration("mcp_server takes McpServer.stdio/http/sse(...)")
+        if any(existing.name == server.name for existing in self.mcp_servers):
+            raise InvalidConfiguration(f"MCP server {server.name!r} is already configured")
+        return attrs.evolve(self, mcp_servers=(*self.mcp_servers, server))
+
+    def permission_mode(self, mode: PermissionMode) -> SessionOptions:
+        """``ASK`` (forward requests, the default) or ``AUTO_APPROVE``."""
+        if not isinstance(mode, PermissionMode):
+            raise InvalidConfiguration("permission_mode takes a PermissionMode")
+        return attrs.evolve(self, permissions=mode)
+
+    def config_home(self, path: str | Path) -> SessionOptions:
+        """A separate config directory, for several logins of one agent."""
+        return attrs.evolve(self, config_home_dir=Path(path).expanduser().absolute())
+
+    def quiet_window(self, seconds: float) -> SessionOptions:
+        """Silence after which a turn's completion is inferred, on wires that do not say it."""
+        return attrs.evolve(self, quiet_window_seconds=_seconds("quiet_window", seconds))
+
+    def stall_after(self, seconds: float) -> SessionOptions:
+        """Silence before a stall ``Diagnostic`` (default 120 s). Never ends the turn."""
+        value = _seconds("stall_after", seconds)
+        assert value is not None
+        return attrs.evolve(self, stall_after_seconds=value)
+
+    def record_wire(self, path: str | Path) -> SessionOptions:
+        """Tee every raw frame, both directions, to a JSONL file (unredacted: treat as sensitive)."""
+        return attrs.evolve(self, record_wire_path=Path(path).expanduser().absolute())
+
+    def without_tools(self) -> SessionOptions:
+        """Launch with tools off where the wire allows (used by ``generate``)."""
+        return attrs.evolve(self, no_tools=True)

@@ -1,0 +1,356 @@
+"""``Runtime``: the catalog, discovery, one adapter per wire, and the task group that runs sessions."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any
+
+import anyio
+import attrs
+from anyio.abc import TaskGroup
+
+from . import seam
+from ._discovery import Discovery
+from ._engine import CLOSE_GRACE, Events, Session, _Engine
+from ._errors import (
+    AgentError,
+    HandshakeTimeout,
+    InvalidConfiguration,
+    InvalidRequest,
+    ProtocolFailed,
+    ResumeFailed,
+    UnsupportedFeature,
+)
+from ._installation import AgentInstallation, AgentProfile, DiscoveryReport
+from ._options import PermissionMode, SessionOptions
+from ._plugins import PluginInfo, Registry, load_registry
+from ._types import (
+    AuthStatus,
+    Capability,
+    Failed,
+    PermissionChoice,
+    PermissionRequest,
+    PlanUsage,
+    PlanUsageEntry,
+    QuestionRequest,
+    Refused,
+    RequestOpened,
+    TextDelta,
+    ToolStatus,
+    ToolUpdated,
+    TurnEnded,
+    Answer,
+    AgentDetails,
+)
+from .hookspecs import hookimpl
+
+__all__ = ["Runtime"]
+
+
+class _MockPlugin:
+    """The plugin ``Runtime.with_mock`` loads: the mock adapter bound to a script, and its profile."""
+
+    def __init__(self, script: Any) -> None:
+        self.script = script
+
+    @hookimpl
+    def anyagent_adapters(self, register: Any) -> None:
+        from .mock import MockAdapter
+
+        register.adapter(lambda: MockAdapter(self.script), wire="mock")
+
+    @hookimpl
+    def anyagent_agents(self, register: Any) -> None:
+        register.profile(AgentProfile(id="mock", name="Mock agent", wire="mock", executables=()))
+
+
+class Runtime:
+    """The entry point: discover agents, open sessions, one-off calls.
+
+    ``async with Runtime() as runtime:`` owns the task group that runs the session engines;
+    leaving it closes every open session (bounded). ``Runtime(plugins=[module, ...])`` loads
+    exactly those plugin modules instead of scanning the ``anyagent`` entry points.
+    """
+
+    def __init__(self, plugins: Sequence[object] | None = None, *, _builtins: Sequence[object] | None = None) -> None:
+        if plugins is not None and (isinstance(plugins, (str, bytes)) or not isinstance(plugins, Sequence)):
+            raise InvalidRequest("plugins must be a list of plugin modules or objects")
+        self._plugin_list = list(plugins) if plugins is not None else None
+        self._builtins = _builtins
+        self._registry: Registry | None = None
+        self._discovery = Discovery()
+        self._tg: TaskGroup | None = None
+        self._engines: set[_Engine] = set()
+        self._session_counter = 0
+        self._entered = False
+
+    @classmethod
+    def with_mock(cls, script: Any = None) -> Runtime:
+        """A runtime whose only agent is ``"mock"``, playing ``script`` (an ``anyagent.mock.Script``)."""
+        from .mock import Script
+
+        return cls(plugins=[], _builtins=[_MockPlugin(script if script is not None else Script())])
+
+    # -----------------------------------------------------------------------------------------
+    # lifecycle
+
+    async def __aenter__(self) -> Runtime:
+        if self._entered:
+            raise InvalidRequest("this Runtime is already running")
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        self._entered = True
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        tg = self._tg
+        assert tg is not None
+        with anyio.CancelScope(shield=True):
+            await self._close_all()
+        self._tg = None
+        return await tg.__aexit__(exc_type, exc, tb)
+
+    async def _close_all(self) -> None:
+        with anyio.move_on_after(CLOSE_GRACE + 2):
+            async with anyio.create_task_group() as tg:
+                for engine in list(self._engines):
+                    tg.start_soon(engine.close)
+
+    # -----------------------------------------------------------------------------------------
+    # catalog
+
+    def registry(self) -> Registry:
+        """Every adapter and profile the plugins registered (loaded on first use)."""
+        if self._registry is None:
+            self._registry = load_registry(self._plugin_list, self._builtins)
+        return self._registry
+
+    def plugins(self) -> list[PluginInfo]:
+        """The loaded plugins, their distributions, versions, wires and profiles."""
+        return list(self.registry().plugins)
+
+    def profiles(self) -> list[AgentProfile]:
+        """The catalog: every registered agent profile, in registration order."""
+        return list(self.registry().profiles.values())
+
+    def prewarm(self) -> None:
+        """Start the slow parts of discovery early (never launches an agent)."""
+        self.registry()
+        self._discovery.prewarm()
+
+    async def discover(self) -> DiscoveryReport:
+        """Instant, read-only scan: installed agents plus missing ones with install hints."""
+        registry = self.registry()
+        report = self._discovery.scan(registry.profiles.values())
+        await anyio.lowlevel.checkpoint()
+        if registry.diagnostics:
+            report = attrs.evolve(report, diagnostics=(*registry.diagnostics, *report.diagnostics))
+        return report
+
+    # -----------------------------------------------------------------------------------------
+    # sessions
+
+    def _resolve(self, agent: AgentInstallation) -> tuple[AgentProfile | None, seam.AdapterFactory]:
+        if not isinstance(agent, AgentInstallation):
+            raise InvalidRequest(f"expected an AgentInstallation, got {type(agent).__name__}")
+        registry = self.registry()
+        profile = registry.profiles.get(agent.id)
+        wire = agent.wire or (profile.wire if profile is not None else None)
+        if profile is not None and agent.wire is not None and profile.wire != agent.wire:
+            upgrade = profile.upgrade
+            profile = upgrade if upgrade is not None and upgrade.wire == agent.wire else None
+        if wire is None:
+            raise InvalidConfiguration(
+                f"no catalog profile for agent {agent.id!r}; use AgentInstallation.acp(...) for a custom ACP agent"
+            )
+        factory = registry.adapters.get(wire)
+        if factory is None:
+            raise InvalidConfiguration(
+                f"no adapter speaks the {wire!r} wire; install the package that provides it (anyagent-{wire})"
+            )
+        return profile, factory
+
+    def _env(self, profile: AgentProfile | None, options: SessionOptions) -> dict[str, str]:
+        env = dict(os.environ)
+        if options.config_home_dir is not None:
+            var = profile.config_home_env if profile is not None else None
+            if var is None:
+                raise InvalidConfiguration(
+                    "this agent has no config-home variable, so config_home cannot keep its login apart"
+                )
+            env[var] = str(options.config_home_dir)
+        return env
+
+    async def open(self, agent: AgentInstallation, options: SessionOptions) -> tuple[Session, Events]:
+        """Spawn the agent, handshake, and return the two halves of a session.
+
+        Raises ``AuthRequired`` when logged out, ``HandshakeTimeout`` after 30 s,
+        ``ResumeFailed`` for a bad token, ``InvalidConfiguration`` for options it cannot honour.
+        """
+        if self._tg is None:
+            raise InvalidRequest("open needs a running runtime: `async with Runtime() as runtime:`")
+        engine = await self._connect(agent, options)
+        self._engines.add(engine)
+        try:
+            await self._tg.start(self._run_engine, engine)
+        except BaseException:
+            self._engines.discard(engine)
+            raise
+        return Session(engine), Events(engine)
+
+    async def _run_engine(self, engine: _Engine, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        try:
+            await engine.run(task_status=task_status)
+        finally:
+            self._engines.discard(engine)
+
+    async def _connect(self, agent: AgentInstallation, options: SessionOptions) -> _Engine:
+        if not isinstance(options, SessionOptions):
+            raise InvalidRequest(f"expected SessionOptions, got {type(options).__name__}")
+        profile, factory = self._resolve(agent)
+        env = self._env(profile, options)
+        self._session_counter += 1
+        session_id = f"s{self._session_counter}"
+        request = seam.ConnectRequest(agent, profile, options, session_id, env)
+        adapter = factory()
+        try:
+            with anyio.fail_after(seam.HANDSHAKE_TIMEOUT):
+                driver = await adapter.connect(request)
+        except TimeoutError:
+            raise HandshakeTimeout(
+                f"{agent.name} did not finish launching and its handshake within {seam.HANDSHAKE_TIMEOUT:g} s"
+            ) from None
+        try:
+            _check_connected(driver.info, options)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await driver.aclose()
+            raise
+        return _Engine(session_id, agent, options, driver)
+
+    @asynccontextmanager
+    async def _throwaway(self, agent: AgentInstallation, options: SessionOptions) -> AsyncIterator[tuple[Session, Events]]:
+        engine = await self._connect(agent, options)
+        async with anyio.create_task_group() as tg:
+            await tg.start(engine.run)
+            session, events = Session(engine), Events(engine)
+            try:
+                yield session, events
+            finally:
+                await session.close()
+
+    async def probe(self, agent: AgentInstallation) -> AgentDetails:
+        """Open a throwaway session (tools off) to learn version, login, capabilities, options, commands."""
+        options = SessionOptions.in_dir(os.getcwd()).without_tools()
+        async with self._throwaway(agent, options) as (session, _events):
+            return session.info().details
+
+    async def probe_auth(self, agent: AgentInstallation) -> AuthStatus:
+        """The login state, by the adapter's cheaper check when it has one, else by ``probe``."""
+        profile, factory = self._resolve(agent)
+        options = SessionOptions.in_dir(os.getcwd()).without_tools()
+        request = seam.ConnectRequest(agent, profile, options, "probe", self._env(profile, options))
+        with anyio.fail_after(seam.HANDSHAKE_TIMEOUT):
+            status = await factory().probe_auth(request)
+        if status is not None:
+            return status
+        return (await self.probe(agent)).auth
+
+    async def generate(self, agent: AgentInstallation, options: SessionOptions, prompt: str) -> str:
+        """One-shot text: open, prompt, decline tools, collect the text, close.
+
+        Needs a new session (``resume``/``fork_from`` are rejected) and either a wire that can
+        launch without tools or ``Capability.PERMISSIONS`` (every permission is declined).
+        A tool that runs or a question that needs a choice cancels generation with ``UnsupportedFeature``.
+        """
+        if not isinstance(options, SessionOptions):
+            raise InvalidRequest(f"expected SessionOptions, got {type(options).__name__}")
+        if not isinstance(prompt, str):
+            raise InvalidRequest("generate takes a str prompt")
+        if options.resume_token is not None or options.fork_token is not None:
+            raise InvalidConfiguration("generate needs a new session; drop resume/fork_from")
+        options = attrs.evolve(options.without_tools(), permissions=PermissionMode.ASK)
+        async with self._throwaway(agent, options) as (session, events):
+            info = session.info()
+            if not info.details.capabilities.supports(Capability.PERMISSIONS) and not session._engine.driver_info.tools_disabled:
+                raise UnsupportedFeature(f"{agent.name} can neither launch without tools nor ask permission")
+            await session.prompt(prompt)
+            parts: list[str] = []
+            async for event in events:
+                kind = event.kind
+                nested = event.turn_info is not None and event.turn_info.parent_tool_id is not None
+                if isinstance(kind, TextDelta) and not nested:
+                    parts.append(kind.text)
+                elif isinstance(kind, RequestOpened):
+                    request = kind.request
+                    if isinstance(request, PermissionRequest):
+                        deny = next(
+                            (c for c in (PermissionChoice.DENY_ONCE, PermissionChoice.DENY_ALWAYS) if c in request.options),
+                            None,
+                        )
+                        if deny is not None:
+                            await session.answer(request.id, Answer.permission(deny))
+                            continue
+                    assert isinstance(request, (PermissionRequest, QuestionRequest))
+                    await session.cancel(clear_queue=True)
+                    raise UnsupportedFeature("generation stopped: the agent asked for something only a person can answer")
+                elif isinstance(kind, ToolUpdated) and kind.tool.status in (ToolStatus.RUNNING, ToolStatus.COMPLETED):
+                    await session.cancel(clear_queue=True)
+                    raise UnsupportedFeature("generation stopped: the agent started a tool")
+                elif isinstance(kind, TurnEnded):
+                    if isinstance(kind.stop, Failed):
+                        raise ProtocolFailed(f"generation failed: {kind.stop.message}")
+                    if isinstance(kind.stop, Refused):
+                        raise ProtocolFailed("generation failed: the agent refused")
+                    break
+            return "".join(parts)
+
+    async def plan_usage(self, agent: AgentInstallation) -> PlanUsage:
+        """The account's subscription quota, from the agent itself (``UnsupportedFeature`` if it has none)."""
+        profile, factory = self._resolve(agent)
+        with anyio.fail_after(seam.HANDSHAKE_TIMEOUT):
+            return await factory().plan_usage(agent, profile)
+
+    async def plan_usage_all(self) -> list[PlanUsageEntry]:
+        """``plan_usage`` for every installed agent, concurrently; failures become ``error`` entries."""
+        report = await self.discover()
+        results: dict[int, PlanUsageEntry] = {}
+
+        async def one(index: int, agent: AgentInstallation) -> None:
+            try:
+                results[index] = PlanUsageEntry(agent, await self.plan_usage(agent))
+            except AgentError as exc:
+                results[index] = PlanUsageEntry(agent, error=f"{type(exc).__name__}: {exc.message}")
+            except TimeoutError:
+                results[index] = PlanUsageEntry(agent, error="HandshakeTimeout: no answer in time")
+
+        async with anyio.create_task_group() as tg:
+            for index, agent in enumerate(report.agents):
+                tg.start_soon(one, index, agent)
+        return [results[i] for i in sorted(results)]
+
+
+def _check_connected(info: seam.DriverInfo, options: SessionOptions) -> None:
+    """Refuse options the connection cannot honour, before the session starts."""
+    details = info.details
+    caps = details.capabilities
+    if options.resume_token is not None and not caps.supports(Capability.RESUME):
+        raise ResumeFailed("this agent cannot resume sessions")
+    if options.fork_token is not None and not caps.supports(Capability.FORK):
+        raise UnsupportedFeature("this agent cannot fork sessions")
+    for server in options.mcp_servers:
+        if server.transport not in caps.mcp_transports:
+            raise UnsupportedFeature(f"this agent does not take {server.transport} MCP servers ({server.name!r})")
+    for option_id, value in options.configuration.items():
+        option = details.option(option_id)
+        if option is None:
+            offered = ", ".join(o.id for o in details.config_options) or "none"
+            raise InvalidConfiguration(f"the agent has no config option {option_id!r} (offered: {offered})")
+        if not option.accepts(value):
+            raise InvalidConfiguration(f"{value!r} is not a valid value for {option_id!r}")

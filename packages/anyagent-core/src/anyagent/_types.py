@@ -1,0 +1,900 @@
+"""The public value types: events and their kinds, tools, requests, answers, details, info.
+
+Every class here is an attrs frozen, slotted value. Collections are tuples (or read-only
+mappings) so a value can be shared between tasks and stored without copying.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Union
+
+import attrs
+
+if TYPE_CHECKING:
+    from ._installation import AgentInstallation
+
+__all__ = [
+    "JSON",
+    "Account",
+    "AgentDetails",
+    "AgentOrigin",
+    "Answer",
+    "AuthKind",
+    "AuthStatus",
+    "AuthUnknown",
+    "Authenticated",
+    "BooleanKind",
+    "Cancelled",
+    "Capabilities",
+    "Capability",
+    "ChoicesAnswer",
+    "Completed",
+    "CompletionSource",
+    "ConfigChoice",
+    "ConfigKind",
+    "ConfigOption",
+    "ConfigValue",
+    "ContextCompacted",
+    "ContextUsage",
+    "Delivery",
+    "DeliveryKind",
+    "Diagnostic",
+    "DiagnosticInfo",
+    "DiagnosticLevel",
+    "EnvVarLogin",
+    "Event",
+    "EventKind",
+    "Failed",
+    "FileDiff",
+    "Input",
+    "LoginMethod",
+    "McpTool",
+    "MessageEnded",
+    "PermissionAnswer",
+    "PermissionChoice",
+    "PermissionRequest",
+    "PlanEntry",
+    "PlanEntryStatus",
+    "PlanUpdated",
+    "PlanUsage",
+    "PlanUsageEntry",
+    "PlanUsageUpdated",
+    "PlanUsageWindow",
+    "PromptOrigin",
+    "Question",
+    "QuestionAnswer",
+    "QuestionChoice",
+    "QuestionRequest",
+    "QuestionsAnswer",
+    "Queued",
+    "ReasoningDelta",
+    "Refused",
+    "Request",
+    "RequestClosed",
+    "RequestOpened",
+    "SelectKind",
+    "SessionInfo",
+    "SessionStatus",
+    "SessionUpdated",
+    "SlashCommand",
+    "Started",
+    "StatusChanged",
+    "Steered",
+    "StopReason",
+    "TerminalLogin",
+    "TextAnswer",
+    "TextDelta",
+    "ToolInput",
+    "ToolKind",
+    "ToolKindValue",
+    "ToolLocation",
+    "ToolOutputDelta",
+    "ToolStatus",
+    "ToolUpdate",
+    "ToolUpdated",
+    "TurnEnded",
+    "TurnInfo",
+    "TurnOrigin",
+    "TurnStarted",
+    "Unauthenticated",
+    "UserMessage",
+]
+
+JSON = Any
+"""A JSON value as ``json.loads`` returns it."""
+
+ConfigValue = Union[str, bool]
+"""A config option's value: a choice's ``value`` for select options, a bool for boolean ones."""
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if not value:
+        return _EMPTY
+    if isinstance(value, MappingProxyType):
+        return value
+    return MappingProxyType(dict(value))
+
+
+def _tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+    return value if isinstance(value, tuple) else tuple(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Turns and stop reasons
+
+
+class CompletionSource(enum.Enum):
+    """How the engine learned a turn completed: the wire said so, or silence was inferred."""
+
+    PROTOCOL = "protocol"
+    INFERRED = "inferred"
+
+
+@attrs.frozen
+class Completed:
+    """The turn completed. ``INFERRED`` means the wire went quiet: show as idle, not a checkmark."""
+
+    source: CompletionSource = CompletionSource.PROTOCOL
+
+
+@attrs.frozen
+class Cancelled:
+    """The turn was cancelled (``session.cancel`` or ``close``)."""
+
+
+@attrs.frozen
+class Refused:
+    """The agent declined the work."""
+
+
+@attrs.frozen
+class Failed:
+    """The turn broke; ``message`` says why."""
+
+    message: str
+
+
+StopReason = Union[Completed, Cancelled, Refused, Failed]
+
+
+@attrs.frozen
+class PromptOrigin:
+    """The turn was started by the caller's prompt ``prompt_id``."""
+
+    prompt_id: str
+
+
+@attrs.frozen
+class AgentOrigin:
+    """The agent started the turn by itself (background work finishing, compaction)."""
+
+
+TurnOrigin = Union[PromptOrigin, AgentOrigin]
+
+
+@attrs.frozen
+class TurnInfo:
+    """Which turn an event belongs to; ``parent_tool_id`` names the subagent tool that produced it."""
+
+    id: str
+    parent_tool_id: str | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Tools and plans
+
+
+class ToolKind(enum.Enum):
+    """What a tool call does, for picking an icon. MCP tools are ``McpTool`` instead."""
+
+    READ = "read"
+    EDIT = "edit"
+    DELETE = "delete"
+    MOVE = "move"
+    SEARCH = "search"
+    EXECUTE = "execute"
+    FETCH = "fetch"
+    THINK = "think"
+    SUBAGENT = "subagent"
+    OTHER = "other"
+
+
+@attrs.frozen
+class McpTool:
+    """A tool served by the MCP server ``server``."""
+
+    server: str
+    tool: str
+
+
+ToolKindValue = Union[ToolKind, McpTool]
+
+
+class ToolStatus(enum.Enum):
+    """Lifecycle of one tool call."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def active(self) -> bool:
+        """True while the tool has not finished (pending or running)."""
+        return self in (ToolStatus.PENDING, ToolStatus.RUNNING)
+
+
+@attrs.frozen
+class ToolInput:
+    """The typed parts of a tool's input that a UI shows, plus every argument in ``arguments``."""
+
+    command: str | None = None
+    path: str | None = None
+    pattern: str | None = None
+    url: str | None = None
+    description: str | None = None
+    arguments: Mapping[str, JSON] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+
+
+@attrs.frozen
+class FileDiff:
+    """One file edit: ``old_text`` None means the file was created."""
+
+    path: str
+    new_text: str
+    old_text: str | None = None
+
+
+@attrs.frozen
+class ToolLocation:
+    """A file (and optionally a line) the tool touched."""
+
+    path: str
+    line: int | None = None
+
+
+@attrs.frozen
+class ToolUpdate:
+    """A cumulative snapshot of one tool call. Replace by ``id`` on every update; never merge."""
+
+    id: str
+    kind: ToolKindValue = ToolKind.OTHER
+    title: str = ""
+    status: ToolStatus = ToolStatus.PENDING
+    input: ToolInput = ToolInput()
+    output: str | None = None
+    diffs: tuple[FileDiff, ...] = attrs.field(default=(), converter=_tuple)
+    locations: tuple[ToolLocation, ...] = attrs.field(default=(), converter=_tuple)
+    raw: Mapping[str, JSON] | None = None
+
+
+class PlanEntryStatus(enum.Enum):
+    """Progress of one plan entry."""
+
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+
+
+@attrs.frozen
+class PlanEntry:
+    """One line of the agent's task list."""
+
+    content: str
+    status: PlanEntryStatus = PlanEntryStatus.PENDING
+    priority: str | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Requests and answers
+
+
+class PermissionChoice(enum.Enum):
+    """What a permission answer says. A request lists the subset its agent offers."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_ALWAYS = "allow_always"
+    DENY_ONCE = "deny_once"
+    DENY_ALWAYS = "deny_always"
+
+
+@attrs.frozen
+class PermissionRequest:
+    """The agent asks to run ``tool``. Answer with one of ``options``, exactly once."""
+
+    id: str
+    tool: ToolUpdate
+    options: tuple[PermissionChoice, ...] = attrs.field(
+        default=(PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE), converter=_tuple
+    )
+    detail: str | None = None
+
+
+@attrs.frozen
+class QuestionChoice:
+    """One selectable answer to a question."""
+
+    id: str
+    label: str
+    description: str | None = None
+
+
+@attrs.frozen
+class Question:
+    """One question of a ``QuestionRequest``."""
+
+    id: str
+    text: str
+    header: str | None = None
+    choices: tuple[QuestionChoice, ...] = attrs.field(default=(), converter=_tuple)
+    multi_select: bool = False
+    allows_free_text: bool = True
+
+
+@attrs.frozen
+class QuestionRequest:
+    """The agent asks the user ``questions``; answer with one ``QuestionAnswer`` each, in order."""
+
+    id: str
+    questions: tuple[Question, ...] = attrs.field(converter=_tuple)
+
+
+Request = Union[PermissionRequest, QuestionRequest]
+
+
+@attrs.frozen
+class QuestionAnswer:
+    """Base of one question's answer: ``QuestionAnswer.text(...)`` or ``QuestionAnswer.choices([...])``."""
+
+    @staticmethod
+    def text(text: str) -> TextAnswer:
+        """Free text (the question must allow it)."""
+        return TextAnswer(text)
+
+    @staticmethod
+    def choices(choice_ids: Iterable[str]) -> ChoicesAnswer:
+        """The ids of the chosen ``QuestionChoice``s (one unless the question is multi-select)."""
+        return ChoicesAnswer(tuple(choice_ids))
+
+
+@attrs.frozen
+class TextAnswer(QuestionAnswer):
+    """A free-text answer to one question."""
+
+    value: str
+
+
+@attrs.frozen
+class ChoicesAnswer(QuestionAnswer):
+    """Chosen choice ids for one question."""
+
+    ids: tuple[str, ...] = attrs.field(converter=_tuple)
+
+
+@attrs.frozen
+class Answer:
+    """Base of answers: ``Answer.permission(choice)`` or ``Answer.question([...])``."""
+
+    @staticmethod
+    def permission(choice: PermissionChoice) -> PermissionAnswer:
+        """Answer a ``PermissionRequest``."""
+        return PermissionAnswer(choice)
+
+    @staticmethod
+    def question(answers: Iterable[QuestionAnswer]) -> QuestionsAnswer:
+        """Answer a ``QuestionRequest``: one answer per question, in order."""
+        return QuestionsAnswer(tuple(answers))
+
+
+@attrs.frozen
+class PermissionAnswer(Answer):
+    """The answer to a permission request."""
+
+    choice: PermissionChoice
+
+
+@attrs.frozen
+class QuestionsAnswer(Answer):
+    """The answers to a question request, one per question."""
+
+    answers: tuple[QuestionAnswer, ...] = attrs.field(converter=_tuple)
+
+
+# ---------------------------------------------------------------------------------------------
+# Details, auth, configuration
+
+
+class Capability(enum.Enum):
+    """One optional thing an agent can do on a connection. Check before offering a feature."""
+
+    IMAGES = "images"
+    RESUME = "resume"
+    STEER = "steer"
+    PERMISSIONS = "permissions"
+    QUESTIONS = "questions"
+    ROLLBACK = "rollback"
+    ROLLBACK_FILES = "rollback_files"
+    FORK = "fork"
+    COMPACT = "compact"
+    SLASH_COMMANDS = "slash_commands"
+    PLAN = "plan"
+    SUBAGENTS = "subagents"
+    CONTEXT_USAGE = "context_usage"
+    PLAN_USAGE = "plan_usage"
+
+
+@attrs.frozen
+class Capabilities:
+    """The capability set a connection reports, plus the MCP transports it accepts."""
+
+    items: frozenset[Capability] = attrs.field(default=frozenset(), converter=frozenset)
+    mcp_transports: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+
+    @classmethod
+    def of(cls, *caps: Capability, mcp_transports: Iterable[str] = ()) -> Capabilities:
+        """Build a set from the given capabilities."""
+        return cls(frozenset(caps), frozenset(mcp_transports))
+
+    def supports(self, capability: Capability) -> bool:
+        """True when the connection reports ``capability``."""
+        return capability in self.items
+
+    def with_(self, *caps: Capability) -> Capabilities:
+        """A copy with ``caps`` added."""
+        return attrs.evolve(self, items=self.items | frozenset(caps))
+
+    def without(self, *caps: Capability) -> Capabilities:
+        """A copy with ``caps`` removed."""
+        return attrs.evolve(self, items=self.items - frozenset(caps))
+
+    def __iter__(self) -> Any:
+        return iter(sorted(self.items, key=lambda c: list(Capability).index(c)))
+
+    def __contains__(self, capability: object) -> bool:
+        return capability in self.items
+
+
+class AuthKind(enum.Enum):
+    """Which kind of credential an authenticated agent is using."""
+
+    SUBSCRIPTION = "subscription"
+    API_KEY = "api_key"
+    CLOUD_PROVIDER = "cloud_provider"
+    OTHER = "other"
+
+
+@attrs.frozen
+class Account:
+    """What the agent said about the logged-in account."""
+
+    email: str | None = None
+    plan: str | None = None
+
+
+@attrs.frozen
+class TerminalLogin:
+    """Run ``command`` in a terminal to log in (with ``env`` set, e.g. a config home)."""
+
+    command: tuple[str, ...] = attrs.field(converter=_tuple)
+    description: str = ""
+    env: Mapping[str, str] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+
+
+@attrs.frozen
+class EnvVarLogin:
+    """Set the environment variable ``name`` (an API key) before opening."""
+
+    name: str
+    description: str = ""
+
+
+LoginMethod = Union[TerminalLogin, EnvVarLogin]
+
+
+@attrs.frozen
+class Authenticated:
+    """The agent is logged in."""
+
+    kind: AuthKind = AuthKind.OTHER
+    account: Account | None = None
+
+
+@attrs.frozen
+class Unauthenticated:
+    """The agent is logged out; ``login`` lists what the user can do about it."""
+
+    login: tuple[LoginMethod, ...] = attrs.field(default=(), converter=_tuple)
+
+
+@attrs.frozen
+class AuthUnknown:
+    """The agent did not say whether it is logged in."""
+
+
+AuthStatus = Union[Authenticated, Unauthenticated, AuthUnknown]
+
+
+@attrs.frozen
+class ConfigChoice:
+    """One value a select option offers."""
+
+    value: str
+    label: str = ""
+    description: str | None = None
+
+
+@attrs.frozen
+class SelectKind:
+    """A dropdown: exactly one of ``choices``."""
+
+    choices: tuple[ConfigChoice, ...] = attrs.field(converter=_tuple)
+
+    def offers(self, value: object) -> bool:
+        """True when ``value`` is one of the choices' values."""
+        return any(choice.value == value for choice in self.choices)
+
+
+@attrs.frozen
+class BooleanKind:
+    """A toggle."""
+
+
+ConfigKind = Union[SelectKind, BooleanKind]
+
+
+@attrs.frozen
+class ConfigOption:
+    """One setting the agent exposes. ``live`` options can change mid-session via ``configure``."""
+
+    id: str
+    name: str
+    kind: ConfigKind
+    current: ConfigValue | None = None
+    live: bool = True
+    category: str | None = None
+
+    def accepts(self, value: object) -> bool:
+        """True when ``value`` is a valid value of this option."""
+        if isinstance(self.kind, BooleanKind):
+            return isinstance(value, bool)
+        return isinstance(value, str) and self.kind.offers(value)
+
+
+@attrs.frozen
+class SlashCommand:
+    """A slash command the agent accepts as a plain prompt (``/name args``)."""
+
+    name: str
+    description: str = ""
+    input_hint: str | None = None
+
+
+@attrs.frozen
+class AgentDetails:
+    """What the agent told anyagent about itself: version, login, capabilities, settings, commands."""
+
+    version: str | None = None
+    auth: AuthStatus = AuthUnknown()
+    capabilities: Capabilities = Capabilities()
+    config_options: tuple[ConfigOption, ...] = attrs.field(default=(), converter=_tuple)
+    commands: tuple[SlashCommand, ...] = attrs.field(default=(), converter=_tuple)
+
+    def option(self, option_id: str) -> ConfigOption | None:
+        """The config option ``option_id``, or None."""
+        for option in self.config_options:
+            if option.id == option_id:
+                return option
+        return None
+
+
+class SessionStatus(enum.Enum):
+    """What a thread list shows: idle, working, or waiting for the user."""
+
+    IDLE = "idle"
+    WORKING = "working"
+    NEEDS_INPUT = "needs_input"
+
+
+@attrs.frozen
+class SessionInfo:
+    """A snapshot of one session: its agent, details, settings, resume token, title and status."""
+
+    session_id: str
+    agent: AgentInstallation
+    details: AgentDetails = AgentDetails()
+    configuration: Mapping[str, ConfigValue] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+    resume_token: str | None = None
+    title: str | None = None
+    status: SessionStatus = SessionStatus.IDLE
+
+
+@attrs.frozen
+class PlanUsageWindow:
+    """One quota window (e.g. five hours, a week) and how much of it is used."""
+
+    label: str
+    used_percent: float
+    resets_at: datetime | None = None
+
+
+@attrs.frozen
+class PlanUsage:
+    """The account's subscription quota, as the agent reported it."""
+
+    plan: str | None = None
+    windows: tuple[PlanUsageWindow, ...] = attrs.field(default=(), converter=_tuple)
+    fetched_at: datetime | None = None
+
+
+class DiagnosticLevel(enum.Enum):
+    """How much a diagnostic matters."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+@attrs.frozen
+class DiagnosticInfo:
+    """A non-fatal oddity: ``code`` is a stable machine name, ``raw`` the frame that caused it."""
+
+    message: str
+    level: DiagnosticLevel = DiagnosticLevel.WARNING
+    code: str | None = None
+    raw: JSON = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Event kinds
+
+
+@attrs.frozen
+class TurnStarted:
+    """A turn began: by a prompt (``PromptOrigin``) or by the agent itself (``AgentOrigin``)."""
+
+    origin: TurnOrigin
+
+
+@attrs.frozen
+class TurnEnded:
+    """The turn is over, exactly once per turn. ``background`` lists tools still running."""
+
+    stop: StopReason
+    background: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+
+
+@attrs.frozen
+class TextDelta:
+    """Assistant output; append to message ``message_id``."""
+
+    message_id: str
+    text: str
+
+
+@attrs.frozen
+class ReasoningDelta:
+    """The agent's thinking; append to message ``message_id``."""
+
+    message_id: str
+    text: str
+
+
+@attrs.frozen
+class UserMessage:
+    """User content the provider originated (a parent steering a subagent), never your own prompt."""
+
+    message_id: str
+    text: str
+
+
+@attrs.frozen
+class MessageEnded:
+    """No more deltas will arrive for ``message_id``."""
+
+    message_id: str
+
+
+@attrs.frozen
+class ToolUpdated:
+    """A tool call changed; ``tool`` is the whole new snapshot."""
+
+    tool: ToolUpdate
+
+
+@attrs.frozen
+class ToolOutputDelta:
+    """Streamed output of the running tool ``tool_id``."""
+
+    tool_id: str
+    text: str
+
+
+@attrs.frozen
+class PlanUpdated:
+    """The agent's whole task list, replacing the previous one."""
+
+    entries: tuple[PlanEntry, ...] = attrs.field(converter=_tuple)
+
+
+@attrs.frozen
+class RequestOpened:
+    """The agent waits for an answer to ``request``."""
+
+    request: Request
+
+
+@attrs.frozen
+class RequestClosed:
+    """``request_id`` is resolved: answered, withdrawn, or its turn ended. Clear the UI here."""
+
+    request_id: str
+
+
+@attrs.frozen
+class SessionUpdated:
+    """New session snapshot after configure, rollback, a rename or a capability seen first."""
+
+    info: SessionInfo
+
+
+@attrs.frozen
+class StatusChanged:
+    """The session's status flipped; emitted only on change."""
+
+    status: SessionStatus
+
+
+@attrs.frozen
+class ContextUsage:
+    """How full this session's context window is."""
+
+    used_tokens: int
+    window_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+@attrs.frozen
+class ContextCompacted:
+    """The agent compacted its context; the next ``ContextUsage`` drops."""
+
+
+@attrs.frozen
+class PlanUsageUpdated:
+    """The account's quota, pushed without asking."""
+
+    usage: PlanUsage
+
+
+@attrs.frozen
+class Diagnostic:
+    """Non-fatal but worth logging: a stall, a rejected rollback, an unknown frame."""
+
+    diagnostic: DiagnosticInfo
+
+
+EventKind = Union[
+    TurnStarted,
+    TurnEnded,
+    TextDelta,
+    ReasoningDelta,
+    UserMessage,
+    MessageEnded,
+    ToolUpdated,
+    ToolOutputDelta,
+    PlanUpdated,
+    RequestOpened,
+    RequestClosed,
+    SessionUpdated,
+    StatusChanged,
+    ContextUsage,
+    ContextCompacted,
+    PlanUsageUpdated,
+    Diagnostic,
+]
+
+
+@attrs.frozen
+class Event:
+    """One thing that happened in a session, in order.
+
+    ``sequence`` counts 1, 2, 3 … per session; ``turn_info`` is None outside a turn;
+    ``extensions`` carries provider data keyed ``"provider/name"``.
+    """
+
+    sequence: int
+    occurred_at: datetime
+    session_id: str
+    kind: EventKind
+    turn_info: TurnInfo | None = None
+    extensions: Mapping[str, JSON] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+
+
+# ---------------------------------------------------------------------------------------------
+# Prompts and deliveries
+
+
+@attrs.frozen
+class Started:
+    """The session was idle; the prompt began turn ``turn_id``."""
+
+    turn_id: str
+
+
+@attrs.frozen
+class Steered:
+    """The prompt went into the running turn ``turn_id``."""
+
+    turn_id: str
+
+
+@attrs.frozen
+class Queued:
+    """The prompt waits behind ``position`` others (0 = next)."""
+
+    position: int
+
+
+DeliveryKind = Union[Started, Steered, Queued]
+
+
+@attrs.frozen
+class Delivery:
+    """What happened to a prompt: ``kind`` is ``Started``, ``Steered`` or ``Queued``."""
+
+    prompt_id: str
+    kind: DeliveryKind
+
+
+@attrs.frozen
+class Input:
+    """A prompt: text plus file attachments. ``Input.text("…").attach("shot.png")``."""
+
+    content: str
+    attachments: tuple[Path, ...] = attrs.field(default=(), converter=_tuple)
+
+    @classmethod
+    def text(cls, text: str) -> Input:
+        """A prompt of plain text."""
+        if not isinstance(text, str):
+            from ._errors import InvalidRequest
+
+            raise InvalidRequest(f"prompt text must be a str, not {type(text).__name__}")
+        return cls(text)
+
+    def attach(self, path: str | Path) -> Input:
+        """A copy with one more attachment (resolved to an absolute path)."""
+        return attrs.evolve(self, attachments=(*self.attachments, Path(path).expanduser().absolute()))
+
+    @classmethod
+    def coerce(cls, value: str | Input) -> Input:
+        """Turn ``str | Input`` into an ``Input``; anything else is an ``InvalidRequest``."""
+        if isinstance(value, Input):
+            return value
+        return cls.text(value)
+
+
+def freeze_json(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """A read-only view of a JSON object (shared by adapters for ``raw`` and extensions)."""
+    return _frozen_mapping(value)
+
+
+def as_tuple(values: Sequence[Any] | Iterable[Any]) -> tuple[Any, ...]:
+    """A tuple of ``values`` (no copy when already one)."""
+    return _tuple(values)
+
+
+@attrs.frozen
+class PlanUsageEntry:
+    """One agent's quota for a dashboard: ``usage``, or ``error`` when it could not be read."""
+
+    agent: AgentInstallation
+    usage: PlanUsage | None = None
+    error: str | None = None

@@ -1,0 +1,53 @@
+"""The plugin hooks (pluggy project ``anyagent``, entry-point group ``anyagent``).
+
+A plugin is a module (or object) with ``@anyagent.hookimpl`` functions, named by an entry point::
+
+    # pyproject.toml of a third-party package
+    [project.entry-points.anyagent]
+    myagent = "myagent_plugin"
+
+    # myagent_plugin.py
+    import anyagent
+
+    @anyagent.hookimpl
+    def anyagent_adapters(register):
+        register.adapter(MyAdapter)            # or: return [MyAdapter]
+
+    @anyagent.hookimpl
+    def anyagent_agents(register):
+        register.profile(AgentProfile(id="myagent", name="My Agent", wire="mywire",
+                                      executables=("myagent",), install_hint="pipx install myagent"))
+
+Hooks are synchronous and only register: they must not launch processes or do I/O. A hook that
+raises or returns something else becomes a warning and a ``Diagnostic``, never a broken runtime.
+Built-in adapters (the mock) are registered through these same hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from ._plugins import Register
+
+__all__ = ["hookimpl", "hookspec", "PROJECT"]
+
+PROJECT = "anyagent"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def anyagent_adapters(register: Register) -> Iterable[Any] | None:  # type: ignore[empty-body]
+    """Register adapters: call ``register.adapter(cls_or_factory)`` or return a list of classes.
+
+    Each adapter names the wire it speaks in its ``wire`` class attribute.
+    """
+
+
+@hookspec
+def anyagent_agents(register: Register) -> Iterable[Any] | None:  # type: ignore[empty-body]
+    """Register catalog profiles: call ``register.profile(AgentProfile(...))`` or return a list."""

@@ -1,0 +1,487 @@
+"""A scripted agent for testing apps: the real engine, turn rules and event shapes; only the agent is fake.
+
+::
+
+    from anyagent import Runtime
+    from anyagent.mock import Script, Step, text, permission, completed
+
+    script = Script().turn([
+        Step.emit(text("m1", "hello")),
+        Step.emit(permission("p1")),
+        Step.await_answer(),
+        Step.end(completed()),
+    ])
+    runtime = Runtime.with_mock(script)        # discovery reports the agent "mock"
+
+A prompted turn plays the next ``.turn(...)`` entry. An ``.agent_turn(...)`` entry plays by
+itself as soon as the entry before it finished (at connect when it comes first). Steps after
+``Step.end`` play immediately: that is how trailing frames and agent continuations are modelled.
+
+``Script`` flags model the wire shapes the engine must cope with:
+``steer`` (reports ``Capability.STEER``), ``steer_rejects``, ``steer_ack`` (False leaves steers
+unanswered), ``ends_turns`` / ``ends_agent_turns`` (False: no end frame, completion is inferred),
+``stale_before_ack`` (a frame of the previous turn arrives before each ack), ``permissions``,
+``options`` (config options; ``configure`` updates them), ``compact``, ``capabilities`` (more
+``Capability`` values to report), ``buffer`` (the adapter's event buffer), ``ignore_close``
+(a wedged agent), ``version``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import anyio
+import attrs
+
+from . import seam
+from ._errors import InvalidConfiguration, ResumeFailed
+from ._types import (
+    JSON,
+    Account,
+    AgentDetails,
+    AuthKind,
+    Authenticated,
+    Cancelled,
+    Capabilities,
+    Capability,
+    Completed,
+    ConfigOption,
+    ConfigValue,
+    ContextCompacted,
+    ContextUsage,
+    EventKind,
+    Failed,
+    FileDiff,
+    PermissionChoice,
+    PermissionRequest,
+    PlanEntry,
+    PlanUpdated,
+    Question,
+    QuestionChoice,
+    QuestionRequest,
+    ReasoningDelta,
+    RequestOpened,
+    SelectKind,
+    StopReason,
+    TextDelta,
+    ToolInput,
+    ToolKind,
+    ToolKindValue,
+    ToolStatus,
+    ToolUpdate,
+    ToolUpdated,
+    _tuple,
+)
+
+__all__ = [
+    "MockAdapter",
+    "Script",
+    "Step",
+    "cancelled",
+    "completed",
+    "context_usage",
+    "failed",
+    "permission",
+    "plan",
+    "question",
+    "reasoning",
+    "text",
+    "tool",
+]
+
+
+class _Op(enum.Enum):
+    EMIT = "emit"
+    AWAIT_ANSWER = "await_answer"
+    END = "end"
+    SLEEP = "sleep"
+    DIE = "die"
+    REPEAT = "repeat"
+    SEND = "send"
+
+
+@attrs.frozen
+class Step:
+    """One thing the scripted agent does. Build with the static constructors."""
+
+    op: _Op
+    kind: EventKind | None = None
+    stop: StopReason | None = None
+    seconds: float = 0.0
+    status: str = ""
+    times: int = 0
+    steps: tuple[Step, ...] = ()
+    parent_tool_id: str | None = None
+    extensions: Mapping[str, JSON] | None = None
+    event: seam.DriverEvent | None = None
+
+    @staticmethod
+    def emit(
+        kind: EventKind, parent_tool_id: str | None = None, extensions: Mapping[str, JSON] | None = None
+    ) -> Step:
+        """Send ``kind`` as content (from the subagent tool ``parent_tool_id`` when given)."""
+        return Step(_Op.EMIT, kind=kind, parent_tool_id=parent_tool_id, extensions=extensions)
+
+    @staticmethod
+    def await_answer() -> Step:
+        """Pause until the app answers a request."""
+        return Step(_Op.AWAIT_ANSWER)
+
+    @staticmethod
+    def end(stop: StopReason, parent_tool_id: str | None = None) -> Step:
+        """Send the wire's turn end (a subagent's end when ``parent_tool_id`` is given)."""
+        return Step(_Op.END, stop=stop, parent_tool_id=parent_tool_id)
+
+    @staticmethod
+    def sleep(seconds: float) -> Step:
+        """Wait ``seconds``."""
+        return Step(_Op.SLEEP, seconds=seconds)
+
+    @staticmethod
+    def die(status: str = "exit status: 9") -> Step:
+        """The agent process dies with ``status`` (stderr says "mock died")."""
+        return Step(_Op.DIE, status=status)
+
+    @staticmethod
+    def repeat(times: int, step: Step | Sequence[Step]) -> Step:
+        """Play ``step`` (or a list of steps) ``times`` times."""
+        steps = (step,) if isinstance(step, Step) else tuple(step)
+        return Step(_Op.REPEAT, times=times, steps=steps)
+
+    @staticmethod
+    def send(event: seam.DriverEvent) -> Step:
+        """Send any raw seam event (for testing how the engine treats odd adapters)."""
+        return Step(_Op.SEND, event=event)
+
+
+@attrs.frozen
+class _Entry:
+    steps: tuple[Step, ...]
+    agent: bool
+
+
+@attrs.frozen
+class Script:
+    """A scripted agent: turns to play plus flags for the wire shape. Immutable; builders copy."""
+
+    steer: bool = False
+    steer_rejects: bool = False
+    steer_ack: bool = True
+    ends_turns: bool = True
+    ends_agent_turns: bool = True
+    stale_before_ack: bool = False
+    permissions: bool = True
+    compact: bool = False
+    options: tuple[ConfigOption, ...] = attrs.field(default=(), converter=_tuple)
+    capabilities: tuple[Capability, ...] = attrs.field(default=(), converter=_tuple)
+    buffer: int = 64
+    ignore_close: bool = False
+    version: str = "mock"
+    entries: tuple[_Entry, ...] = ()
+
+    def turn(self, steps: Iterable[Step]) -> Script:
+        """Append a turn played when the app prompts."""
+        return attrs.evolve(self, entries=(*self.entries, _Entry(tuple(steps), agent=False)))
+
+    def agent_turn(self, steps: Iterable[Step]) -> Script:
+        """Append a turn the agent starts by itself, right after the entry before it."""
+        return attrs.evolve(self, entries=(*self.entries, _Entry(tuple(steps), agent=True)))
+
+    def capability_set(self) -> Capabilities:
+        """What the scripted agent reports."""
+        caps = {Capability.QUESTIONS, *self.capabilities}
+        if self.permissions:
+            caps.add(Capability.PERMISSIONS)
+        if self.steer:
+            caps.add(Capability.STEER)
+        if self.compact:
+            caps.add(Capability.COMPACT)
+        return Capabilities(frozenset(caps))
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers that build event kinds
+
+
+def text(message_id: str, text: str) -> TextDelta:
+    """A ``TextDelta``."""
+    return TextDelta(message_id, text)
+
+
+def reasoning(message_id: str, text: str) -> ReasoningDelta:
+    """A ``ReasoningDelta``."""
+    return ReasoningDelta(message_id, text)
+
+
+def tool(
+    tool_id: str,
+    status: ToolStatus = ToolStatus.RUNNING,
+    *,
+    kind: ToolKindValue = ToolKind.EXECUTE,
+    title: str | None = None,
+    command: str | None = "cargo test",
+    output: str | None = None,
+    diffs: Iterable[FileDiff] = (),
+) -> ToolUpdated:
+    """A ``ToolUpdated`` snapshot (by default a running shell command)."""
+    return ToolUpdated(
+        ToolUpdate(
+            id=tool_id,
+            kind=kind,
+            title=title if title is not None else (f"Run {command}" if command else tool_id),
+            status=status,
+            input=ToolInput(command=command),
+            output=output,
+            diffs=tuple(diffs),
+        )
+    )
+
+
+def permission(
+    request_id: str,
+    options: Iterable[PermissionChoice] | None = None,
+    *,
+    tool_update: ToolUpdate | None = None,
+    detail: str | None = None,
+) -> RequestOpened:
+    """A permission request (offering allow-once and deny-once unless ``options`` says otherwise)."""
+    offered = tuple(options) if options is not None else (PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE)
+    subject = tool_update or ToolUpdate(
+        id=f"{request_id}-tool",
+        kind=ToolKind.EXECUTE,
+        title="Run cargo test",
+        status=ToolStatus.PENDING,
+        input=ToolInput(command="cargo test"),
+    )
+    return RequestOpened(PermissionRequest(request_id, subject, offered, detail))
+
+
+def question(
+    request_id: str,
+    text: str = "Which one?",
+    choices: Iterable[str] = ("yes", "no"),
+    *,
+    multi_select: bool = False,
+    allows_free_text: bool = True,
+    questions: Iterable[Question] | None = None,
+) -> RequestOpened:
+    """A question request (one question with ``choices`` unless ``questions`` is given)."""
+    if questions is None:
+        questions = (
+            Question(
+                id="q1",
+                text=text,
+                choices=tuple(QuestionChoice(c, c) for c in choices),
+                multi_select=multi_select,
+                allows_free_text=allows_free_text,
+            ),
+        )
+    return RequestOpened(QuestionRequest(request_id, tuple(questions)))
+
+
+def plan(*entries: str | PlanEntry) -> PlanUpdated:
+    """A ``PlanUpdated`` from strings or entries."""
+    return PlanUpdated(tuple(PlanEntry(e) if isinstance(e, str) else e for e in entries))
+
+
+def context_usage(used_tokens: int, window_tokens: int | None = None, cost_usd: float | None = None) -> ContextUsage:
+    """A ``ContextUsage``."""
+    return ContextUsage(used_tokens, window_tokens, cost_usd)
+
+
+def completed() -> Completed:
+    """The wire's ``Completed`` stop."""
+    return Completed()
+
+
+def cancelled() -> Cancelled:
+    """A ``Cancelled`` stop."""
+    return Cancelled()
+
+
+def failed(message: str) -> Failed:
+    """A ``Failed`` stop."""
+    return Failed(message)
+
+
+def select_option(option_id: str, choices: Iterable[str], current: str | None = None, live: bool = True) -> ConfigOption:
+    """A select ``ConfigOption`` for ``Script(options=...)``."""
+    from ._types import ConfigChoice
+
+    values = tuple(choices)
+    return ConfigOption(
+        id=option_id,
+        name=option_id.capitalize(),
+        kind=SelectKind(tuple(ConfigChoice(v, v) for v in values)),
+        current=current if current is not None else (values[0] if values else None),
+        live=live,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# the adapter
+
+
+class MockAdapter(seam.Adapter):
+    """The scripted agent behind ``Runtime.with_mock``. Wire name ``"mock"``."""
+
+    wire = "mock"
+
+    def __init__(self, script: Script | None = None) -> None:
+        self.script = script or Script()
+        self.sent: list[seam.DriverCommand] = []
+
+    async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
+        """Validate the options the way a real wire would and return the scripted driver."""
+        script = self.script
+        caps = script.capability_set()
+        if request.options.resume_token is not None and not caps.supports(Capability.RESUME):
+            raise ResumeFailed("the mock agent cannot resume")
+        if request.options.config_home_dir is not None:
+            raise InvalidConfiguration("the mock agent has no config-home variable; config_home cannot be honoured")
+        options = list(script.options)
+        for option_id, value in request.options.configuration.items():
+            for index, option in enumerate(options):
+                if option.id == option_id and option.accepts(value):
+                    options[index] = attrs.evolve(option, current=value)
+        configuration = {o.id: o.current for o in options if o.current is not None}
+        info = seam.DriverInfo(
+            details=AgentDetails(
+                version=script.version,
+                auth=Authenticated(AuthKind.API_KEY, Account(email="mock@example.invalid")),
+                capabilities=caps,
+                config_options=tuple(options),
+            ),
+            configuration=configuration,
+            resume_token=request.options.resume_token or f"mock-{request.session_id}",
+            ends_turns=script.ends_turns,
+            ends_agent_turns=script.ends_agent_turns,
+            tools_disabled=request.options.no_tools,
+            event_buffer=script.buffer,
+        )
+        await anyio.lowlevel.checkpoint()
+        return _MockDriver(script, info, self.sent)
+
+
+class _MockDriver(seam.Driver):
+    def __init__(self, script: Script, info: seam.DriverInfo, sent: list[seam.DriverCommand]) -> None:
+        self.script = script
+        self.info = info
+        self._sent = sent
+        self._entries = deque(script.entries)
+        self._answered = anyio.Event()
+        self._answers = 0
+        self._consumed = 0
+        self._play_scope: anyio.CancelScope | None = None
+        self._playing = False
+        self._died = False
+        self._link: seam.DriverLink | None = None
+
+    async def run(self, link: seam.DriverLink) -> None:
+        self._link = link
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            self._play_agent_turns()
+            async for command in link.commands:
+                self._sent.append(command)
+                if not await self._handle(command):
+                    break
+                if self._died:
+                    break
+            tg.cancel_scope.cancel()
+
+    def _play_agent_turns(self) -> None:
+        if self._entries and self._entries[0].agent and not self._playing:
+            entry = self._entries.popleft()
+            self._start_play(entry.steps)
+
+    def _start_play(self, steps: tuple[Step, ...]) -> None:
+        self._playing = True
+        self._tg.start_soon(self._play, steps)
+
+    async def _play(self, steps: tuple[Step, ...]) -> None:
+        link = self._link
+        assert link is not None
+        with anyio.CancelScope() as scope:
+            self._play_scope = scope
+            await self._play_steps(link, steps)
+        self._play_scope = None
+        self._playing = False
+        if not self._died:
+            self._play_agent_turns()
+
+    async def _play_steps(self, link: seam.DriverLink, steps: Iterable[Step]) -> None:
+        for step in steps:
+            if step.op is _Op.EMIT:
+                assert step.kind is not None
+                await link.content(step.kind, step.parent_tool_id, step.extensions)
+            elif step.op is _Op.AWAIT_ANSWER:
+                while self._answers <= self._consumed:
+                    await self._answered.wait()
+                self._consumed += 1
+            elif step.op is _Op.END:
+                assert step.stop is not None
+                await link.turn_end(step.stop, step.parent_tool_id)
+            elif step.op is _Op.SLEEP:
+                await anyio.sleep(step.seconds)
+            elif step.op is _Op.DIE:
+                self._died = True
+                await link.exited(step.status, "mock died")
+                self._tg.cancel_scope.cancel()
+                return
+            elif step.op is _Op.REPEAT:
+                for _ in range(step.times):
+                    await self._play_steps(link, step.steps)
+            elif step.op is _Op.SEND:
+                assert step.event is not None
+                await link.send(step.event)
+
+    async def _handle(self, command: seam.DriverCommand) -> bool:
+        link = self._link
+        assert link is not None
+        script = self.script
+        if isinstance(command, seam.StartTurn):
+            if script.stale_before_ack:
+                await link.content(TextDelta("stale", "a frame of the previous turn"))
+            await link.turn_ack()
+            if self._entries and not self._entries[0].agent:
+                entry = self._entries.popleft()
+                self._start_play(entry.steps)
+            else:
+                await link.turn_end(Failed("the mock script has no more turns"))
+        elif isinstance(command, seam.Steer):
+            if script.steer_rejects:
+                await link.steered(False)
+            elif script.steer_ack:
+                await link.steered(True)
+        elif isinstance(command, seam.AnswerRequest):
+            self._answers += 1
+            self._answered.set()
+            self._answered = anyio.Event()
+        elif isinstance(command, seam.Cancel):
+            if self._play_scope is not None:
+                self._play_scope.cancel()
+                await link.turn_end(Cancelled())
+        elif isinstance(command, seam.Configure):
+            await self._configure(link, command.option_id, command.value)
+        elif isinstance(command, seam.Rollback):
+            self.info = attrs.evolve(self.info, title=f"rolled back {command.turns}")
+            await link.info_changed(self.info)
+        elif isinstance(command, seam.Compact):
+            await link.content(ContextCompacted())
+            await link.turn_end(Completed())
+        elif isinstance(command, seam.Close):
+            return script.ignore_close
+        return True
+
+    async def _configure(self, link: seam.DriverLink, option_id: str, value: ConfigValue) -> None:
+        details = self.info.details
+        options = tuple(attrs.evolve(o, current=value) if o.id == option_id else o for o in details.config_options)
+        configuration: dict[str, Any] = {**self.info.configuration, option_id: value}
+        self.info = attrs.evolve(
+            self.info, details=attrs.evolve(details, config_options=options), configuration=configuration
+        )
+        await link.info_changed(self.info)

@@ -1,0 +1,379 @@
+"""The seam between the engine and an adapter: the whole contract a third-party adapter meets.
+
+An adapter translates one wire; it never decides turn rules. The flow is::
+
+    Runtime.open ──► Adapter.connect(ConnectRequest) ──► Driver      (launch + handshake)
+    engine       ──► Driver.run(link)                                 (one task per session)
+                      link.commands   DriverCommand, engine → adapter (StartTurn, Steer, …)
+                      link.send(...)  DriverEvent, adapter → engine   (Content, TurnAck, …)
+
+Commands the engine sends (``DriverCommand``):
+    ``StartTurn(input, turn_id)`` – begin a turn; answer ``TurnAck`` before any of its content,
+    and end it with ``TurnEnd`` (a wire rejection is ``TurnEnd(Failed(...))``).
+    ``Steer(input)`` – fold text into the running turn; always answer ``SteerResult(accepted)``.
+    ``AnswerRequest(request_id, answer)`` – already validated against what the request offered.
+    ``Configure(option_id, value)`` – already validated; confirm with ``InfoChanged``.
+    ``Rollback(turns, scope)`` / ``Compact()`` – confirm with ``InfoChanged`` / ``ContextCompacted``
+    content and a ``TurnEnd``; refuse with a diagnostic.
+    ``Cancel()`` – stop the turn, end it with ``TurnEnd(Cancelled())``; the engine has already
+    closed its open requests. ``Close()`` – shut the agent down and return from ``run``.
+
+What an adapter sends back (``DriverEvent``):
+    ``Content(kind, parent_tool_id, extensions)`` – text, tools, requests, usage, diagnostics.
+    Never an engine-owned kind (``TurnStarted``, ``TurnEnded``, ``RequestClosed``,
+    ``SessionUpdated``, ``StatusChanged``): the engine drops those with a ``Diagnostic``.
+    ``TurnAck()``, ``TurnEnd(stop, parent_tool_id)``, ``SteerResult(accepted)``,
+    ``RequestWithdrawn(request_id)``, ``InfoChanged(info)``, ``AuthLost(login)``,
+    ``Exited(status, stderr)`` (once, just before ``run`` returns because the agent died).
+
+``Driver.run`` returning means the connection is over. Everything it started must be cleaned
+up in its own ``finally`` (shielded and bounded), because the engine cancels it after the close
+grace.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Union
+
+import anyio
+import attrs
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from ._errors import UnsupportedFeature
+from ._options import RollbackScope, SessionOptions
+from ._types import (
+    JSON,
+    AgentDetails,
+    Answer,
+    AuthStatus,
+    ConfigValue,
+    Diagnostic,
+    DiagnosticInfo,
+    DiagnosticLevel,
+    EventKind,
+    Input,
+    LoginMethod,
+    PlanUsage,
+    StopReason,
+    _frozen_mapping,
+    _tuple,
+)
+
+if TYPE_CHECKING:
+    from ._installation import AgentInstallation, AgentProfile
+
+__all__ = [
+    "HANDSHAKE_TIMEOUT",
+    "OUTPUT_CAP",
+    "Adapter",
+    "AdapterFactory",
+    "AnswerRequest",
+    "AuthLost",
+    "Cancel",
+    "Close",
+    "Compact",
+    "Configure",
+    "ConnectRequest",
+    "Content",
+    "Driver",
+    "DriverCommand",
+    "DriverEvent",
+    "DriverInfo",
+    "DriverLink",
+    "Exited",
+    "InfoChanged",
+    "RequestWithdrawn",
+    "Rollback",
+    "StartTurn",
+    "Steer",
+    "SteerResult",
+    "TurnAck",
+    "TurnEnd",
+]
+
+HANDSHAKE_TIMEOUT = 30.0
+"""Seconds ``Runtime.open`` allows for launch plus handshake before ``HandshakeTimeout``."""
+
+OUTPUT_CAP = 16 * 1024
+"""Characters of tool output an adapter keeps in a ``ToolUpdate`` (the rest is cut)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# engine → adapter
+
+
+@attrs.frozen
+class StartTurn:
+    """Start turn ``turn_id`` with ``input``. Answer ``TurnAck`` first, end with ``TurnEnd``."""
+
+    input: Input
+    turn_id: str
+
+
+@attrs.frozen
+class Steer:
+    """Fold ``input`` into the running turn. Answer ``SteerResult``."""
+
+    input: Input
+
+
+@attrs.frozen
+class AnswerRequest:
+    """Send the (validated) ``answer`` to request ``request_id``."""
+
+    request_id: str
+    answer: Answer
+
+
+@attrs.frozen
+class Configure:
+    """Apply a (validated) config change; confirm with ``InfoChanged``, refuse with a diagnostic."""
+
+    option_id: str
+    value: ConfigValue
+
+
+@attrs.frozen
+class Rollback:
+    """Rewind ``turns`` completed turns in ``scope``; confirm with ``InfoChanged``."""
+
+    turns: int
+    scope: RollbackScope
+
+
+@attrs.frozen
+class Compact:
+    """Ask the agent to compact; it runs as an agent turn that the adapter ends with ``TurnEnd``."""
+
+
+@attrs.frozen
+class Cancel:
+    """Stop the running turn; end it with ``TurnEnd(Cancelled())``."""
+
+
+@attrs.frozen
+class Close:
+    """Shut the agent down and return from ``Driver.run``."""
+
+
+DriverCommand = Union[StartTurn, Steer, AnswerRequest, Configure, Rollback, Compact, Cancel, Close]
+
+
+# ---------------------------------------------------------------------------------------------
+# adapter → engine
+
+
+@attrs.frozen
+class Content:
+    """The agent produced ``kind``; ``parent_tool_id`` names the subagent tool it came from."""
+
+    kind: EventKind
+    parent_tool_id: str | None = None
+    extensions: Mapping[str, JSON] = attrs.field(default=None, converter=_frozen_mapping)
+
+
+@attrs.frozen
+class TurnAck:
+    """The turn the engine asked for has started; what follows belongs to it."""
+
+
+@attrs.frozen
+class TurnEnd:
+    """The wire says the turn is over. With ``parent_tool_id`` it is a subagent's end (consumed)."""
+
+    stop: StopReason
+    parent_tool_id: str | None = None
+
+
+@attrs.frozen
+class SteerResult:
+    """The answer to ``Steer``: accepted, or rejected (the engine re-queues the prompt at the head)."""
+
+    accepted: bool
+
+
+@attrs.frozen
+class RequestWithdrawn:
+    """The agent withdrew request ``request_id`` before it was answered."""
+
+    request_id: str
+
+
+@attrs.frozen
+class DriverInfo:
+    """What a connection reports: details, settings, resume token, and how its wire behaves.
+
+    ``ends_turns``: the wire ends prompted turns with its own frame (else the engine infers
+    completion after the quiet window); ``ends_agent_turns``: the same for agent-originated turns.
+    ``tools_disabled``: the adapter honoured ``SessionOptions.no_tools``.
+    ``event_buffer``: how many ``DriverEvent``s may wait for the engine before ``send`` blocks.
+    """
+
+    details: AgentDetails = AgentDetails()
+    configuration: Mapping[str, ConfigValue] = attrs.field(default=None, converter=_frozen_mapping)
+    resume_token: str | None = None
+    title: str | None = None
+    ends_turns: bool = True
+    ends_agent_turns: bool = True
+    tools_disabled: bool = False
+    event_buffer: int = 64
+
+
+@attrs.frozen
+class InfoChanged:
+    """The agent's settings, capabilities, token or title changed; the engine emits ``SessionUpdated``."""
+
+    info: DriverInfo
+
+
+@attrs.frozen
+class AuthLost:
+    """Credentials stopped working mid-session: the engine fails the turn and raises ``AuthRequired``."""
+
+    login: tuple[LoginMethod, ...] = attrs.field(default=(), converter=_tuple)
+
+
+@attrs.frozen
+class Exited:
+    """The process died: exit ``status`` and the tail of its stderr (sent once, before ``run`` returns)."""
+
+    status: str
+    stderr: str = ""
+
+
+DriverEvent = Union[Content, TurnAck, TurnEnd, SteerResult, RequestWithdrawn, InfoChanged, AuthLost, Exited]
+
+
+# ---------------------------------------------------------------------------------------------
+# the adapter side
+
+
+class DriverLink:
+    """The adapter's end of one session: ``commands`` to read, ``send`` and helpers to report.
+
+    ``send`` waits while the engine is behind by ``DriverInfo.event_buffer`` events (back-pressure
+    on the wire reader, never lost events). ``send`` on a session that is gone returns silently.
+    """
+
+    def __init__(
+        self,
+        commands: MemoryObjectReceiveStream[DriverCommand],
+        events: MemoryObjectSendStream[DriverEvent],
+    ) -> None:
+        self.commands = commands
+        self._events = events
+
+    async def send(self, event: DriverEvent) -> None:
+        """Hand one ``DriverEvent`` to the engine."""
+        try:
+            await self._events.send(event)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+
+    async def content(
+        self, kind: EventKind, parent_tool_id: str | None = None, extensions: Mapping[str, JSON] | None = None
+    ) -> None:
+        """Report content the agent produced."""
+        await self.send(Content(kind, parent_tool_id, extensions))
+
+    async def diagnostic(
+        self,
+        message: str,
+        level: DiagnosticLevel = DiagnosticLevel.WARNING,
+        code: str | None = None,
+        raw: JSON = None,
+    ) -> None:
+        """Report a non-fatal oddity (an unknown frame: put it in ``raw``)."""
+        await self.send(Content(Diagnostic(DiagnosticInfo(message, level, code, raw))))
+
+    async def turn_ack(self) -> None:
+        """Acknowledge ``StartTurn``."""
+        await self.send(TurnAck())
+
+    async def turn_end(self, stop: StopReason, parent_tool_id: str | None = None) -> None:
+        """Report the wire's end of a turn."""
+        await self.send(TurnEnd(stop, parent_tool_id))
+
+    async def steered(self, accepted: bool) -> None:
+        """Answer ``Steer``."""
+        await self.send(SteerResult(accepted))
+
+    async def info_changed(self, info: DriverInfo) -> None:
+        """Report new details, settings, token or title."""
+        await self.send(InfoChanged(info))
+
+    async def exited(self, status: str, stderr: str = "") -> None:
+        """Report that the agent process died."""
+        await self.send(Exited(status, stderr))
+
+
+@attrs.frozen
+class ConnectRequest:
+    """What ``Adapter.connect`` gets: the installation, its catalog profile (None for a custom
+    agent), the caller's options, the session id the engine minted, and the environment to
+    launch with (the parent's plus the profile's config-home variable when asked)."""
+
+    installation: AgentInstallation
+    profile: AgentProfile | None
+    options: SessionOptions
+    session_id: str
+    env: Mapping[str, str] = attrs.field(default=None, converter=_frozen_mapping)
+
+
+class Driver(abc.ABC):
+    """One live connection to an agent, returned by ``Adapter.connect`` after the handshake."""
+
+    info: DriverInfo
+
+    @abc.abstractmethod
+    async def run(self, link: DriverLink) -> None:
+        """Serve the session: read ``link.commands``, translate wire frames into ``link.send``.
+
+        Return when the agent is gone (after ``Close`` or death). Clean up in ``finally``.
+        """
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release the connection without running it (``open`` failed after ``connect``)."""
+
+
+class Adapter(abc.ABC):
+    """Speaks one wire. Subclasses set ``wire`` and implement ``connect``.
+
+    Register it from a plugin: ``@anyagent.hookimpl def anyagent_adapters(): return [MyAdapter]``.
+    """
+
+    wire: ClassVar[str]
+
+    @abc.abstractmethod
+    async def connect(self, request: ConnectRequest) -> Driver:
+        """Launch the agent, handshake, and return a ``Driver`` (typed errors on failure).
+
+        The engine bounds this call with ``HANDSHAKE_TIMEOUT`` and may cancel it: clean up
+        any process started here when cancelled.
+        """
+
+    async def probe_auth(self, request: ConnectRequest) -> AuthStatus | None:
+        """A login check cheaper than a session; None means "open a throwaway session instead"."""
+        return None
+
+    async def plan_usage(self, installation: AgentInstallation, profile: AgentProfile | None) -> PlanUsage:
+        """The account's subscription quota, from the agent itself."""
+        raise UnsupportedFeature(f"the {self.wire} wire does not report plan usage")
+
+
+AdapterFactory = Callable[[], Adapter]
+"""What plugins register: an ``Adapter`` subclass (called with no arguments) or any factory."""
+
+
+def unbounded_commands() -> tuple[MemoryObjectSendStream[DriverCommand], MemoryObjectReceiveStream[DriverCommand]]:
+    """The engine's command channel: unbounded on purpose (commands are small and app-driven)."""
+    return anyio.create_memory_object_stream[DriverCommand](math.inf)
+
+
+def event_channel(size: int) -> tuple[MemoryObjectSendStream[DriverEvent], MemoryObjectReceiveStream[DriverEvent]]:
+    """The adapter → engine channel, bounded to ``size`` for back-pressure."""
+    return anyio.create_memory_object_stream[DriverEvent](max(1, size))
+
