@@ -44,7 +44,7 @@ class Discovery:
     def prewarm(self) -> None:
         """Start any slow part of the scan early."""
 
-    def scan(self, profiles: Iterable[AgentProfile]) -> DiscoveryReport:
+    async def scan(self, profiles: Iterable[AgentProfile]) -> DiscoveryReport:
         """Find every profile's executable; report installed and missing agents."""
         agents: list[AgentInstallation] = []
         missing: list[MissingAgent] = []

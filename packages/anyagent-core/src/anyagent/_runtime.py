@@ -147,8 +147,7 @@ class Runtime:
     async def discover(self) -> DiscoveryReport:
         """Instant, read-only scan: installed agents plus missing ones with install hints."""
         registry = self.registry()
-        report = self._discovery.scan(registry.profiles.values())
-        await anyio.lowlevel.checkpoint()
+        report = await self._discovery.scan(registry.profiles.values())
         if registry.diagnostics:
             report = attrs.evolve(report, diagnostics=(*registry.diagnostics, *report.diagnostics))
         return report
