@@ -14,11 +14,9 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from datetime import datetime, timezone
 from types import TracebackType
-from typing import Any
 
 import anyio
 import attrs
-from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from . import seam
@@ -188,6 +186,7 @@ class _Engine:
         self._out_rx: MemoryObjectReceiveStream[Event]
         self._out_tx, self._out_rx = anyio.create_memory_object_stream[Event](EVENT_BUFFER)
         self._terminal_error: AgentError | None = None
+        self._consumer_lost = False
         self._exited: seam.Exited | None = None
         self._close_started = anyio.Event()
         self._finished = anyio.Event()
@@ -237,13 +236,23 @@ class _Engine:
             except anyio.EndOfStream:
                 break
             self._on_driver_event(event)
-            if self._promotion_pending and receive.statistics().current_buffer_used == 0:
-                self._promote()
+            if self._promotion_pending:
+                await self._settle_and_promote()
             self._sync_status()
         self._on_driver_gone()
 
+    async def _settle_and_promote(self) -> None:
+        # let the adapter flush frames it already produced: trailing frames of the ended turn
+        # must be seen (and may open an agent turn) before the next queued prompt starts
+        await anyio.lowlevel.checkpoint()
+        if self._promotion_pending and self._driver_rx.statistics().current_buffer_used == 0:
+            self._promote()
+            self._sync_status()
+
     async def _timer(self) -> None:
         while True:
+            if self._promotion_pending:
+                await self._settle_and_promote()
             self._timer_wake = anyio.Event()
             target = self._next_deadline()
             self._timer_target = target
@@ -279,7 +288,7 @@ class _Engine:
         turn_info: TurnInfo | None = None,
         extensions: Mapping[str, JSON] | None = None,
     ) -> None:
-        if self._state is _State.CLOSED:
+        if self._consumer_lost or self._state is _State.CLOSED:
             return
         self._sequence += 1
         event = Event(
@@ -300,6 +309,7 @@ class _Engine:
             self._consumer_gone(None)
 
     def _consumer_gone(self, error: AgentError | None) -> None:
+        self._consumer_lost = True
         self._out_tx.close()
         if error is not None and self._terminal_error is None:
             self._terminal_error = error
@@ -386,8 +396,7 @@ class _Engine:
             self._resolve_steer(steer, Delivery(steer.prompt.id, Queued(0)))
         if self._state is _State.IDLE and self._queue:
             self._promotion_pending = True
-            if self._driver_rx.statistics().current_buffer_used == 0:
-                self._promote()
+            self._timer_wake.set()
 
     def _promote(self) -> None:
         self._promotion_pending = False
@@ -633,6 +642,7 @@ class _Engine:
             and not turn.awaiting_ack
             and not turn.cancel_requested
             and self._steer is None
+            and not self._queue
             and self.driver_info.details.capabilities.supports(Capability.STEER)
         ):
             steer = _PendingSteer(prompt, turn.id)
@@ -757,8 +767,13 @@ class _Engine:
         if steer is not None:
             self._steer = None
             self._resolve_steer(steer, SessionClosed("the session closed"))
-        self._out_tx.close()
-        self._driver_rx.close()
+        for stream in (self._out_tx, self._driver_rx, self._driver_tx, self._commands_tx, self._commands_rx):
+            stream.close()
+
+    def _take_output(self) -> MemoryObjectReceiveStream[Event]:
+        receive = self._out_rx
+        del self._out_rx  # the Events object owns it from here on
+        return receive
 
     @property
     def info(self) -> SessionInfo:
@@ -785,21 +800,21 @@ def _validate_answer(request: Request, answer: Answer) -> None:
         raise InvalidRequest(
             f"request {request.id!r} has {len(request.questions)} question(s); got {len(answer.answers)} answer(s)"
         )
-    for question, given in zip(request.questions, answer.answers):
+    for question, given in zip(request.questions, answer.answers, strict=True):
         if isinstance(given, TextAnswer):
             if not question.allows_free_text:
                 raise InvalidRequest(f"question {question.id!r} does not take free text")
             if not isinstance(given.value, str):
                 raise InvalidRequest(f"the answer to {question.id!r} must be text")
         elif isinstance(given, ChoicesAnswer):
-            offered = {choice.id for choice in question.choices}
+            choice_ids = {choice.id for choice in question.choices}
             if not given.ids:
                 raise InvalidRequest(f"the answer to {question.id!r} chooses nothing")
             if len(set(given.ids)) != len(given.ids):
                 raise InvalidRequest(f"the answer to {question.id!r} repeats a choice")
             if len(given.ids) > 1 and not question.multi_select:
                 raise InvalidRequest(f"question {question.id!r} takes one choice")
-            unknown = [choice for choice in given.ids if choice not in offered]
+            unknown = [choice for choice in given.ids if choice not in choice_ids]
             if unknown:
                 raise InvalidRequest(f"{unknown!r} not offered for question {question.id!r}")
         else:
@@ -899,11 +914,11 @@ class Events:
     ``AgentError`` after the last buffered event.
     """
 
-    __slots__ = ("_engine", "_receive", "_raised", "_since_checkpoint")
+    __slots__ = ("_engine", "_raised", "_receive", "_since_checkpoint")
 
     def __init__(self, engine: _Engine) -> None:
         self._engine = engine
-        self._receive = engine._out_rx
+        self._receive = engine._take_output()
         self._raised = False
         self._since_checkpoint = 0
 
@@ -930,6 +945,7 @@ class Events:
             return await self._end()
 
     async def _end(self) -> Event:
+        self._receive.close()
         error = self._engine._terminal_error
         if error is not None and not self._raised:
             self._raised = True
@@ -953,3 +969,7 @@ class Events:
     def __repr__(self) -> str:
         return f"<Events of {self._engine.session_id}>"
 
+    def __del__(self) -> None:
+        receive = getattr(self, "_receive", None)
+        if receive is not None:
+            receive.close()

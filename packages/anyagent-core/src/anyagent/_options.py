@@ -87,9 +87,7 @@ class McpServer:
     """Builders for the MCP servers an app hands the agent: ``stdio``, ``http``, ``sse``."""
 
     @staticmethod
-    def stdio(
-        name: str, command: str, args: Iterable[str] = (), env: Mapping[str, str] | None = None
-    ) -> McpStdio:
+    def stdio(name: str, command: str, args: Iterable[str] = (), env: Mapping[str, str] | None = None) -> McpStdio:
         """A server the agent launches as a subprocess."""
         return McpStdio(name, command, tuple(args), env)
 

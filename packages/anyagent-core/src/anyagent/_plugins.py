@@ -183,9 +183,7 @@ def load_registry(plugins: Sequence[object] | None = None, builtins: Sequence[ob
                 profiles=tuple(registry._profiles_by.get(name, ())),
             )
         )
-    unknown = [
-        hook for hook in pm.hook.__dict__ if hook.startswith("anyagent_") and not hasattr(hookspecs, hook)
-    ]
+    unknown = [hook for hook in pm.hook.__dict__ if hook.startswith("anyagent_") and not hasattr(hookspecs, hook)]
     for hook in unknown:
         registry.warn(f"a plugin implements the unknown hook {hook!r}; it is ignored")
     return registry

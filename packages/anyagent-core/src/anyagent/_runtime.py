@@ -28,6 +28,8 @@ from ._installation import AgentInstallation, AgentProfile, DiscoveryReport
 from ._options import PermissionMode, SessionOptions
 from ._plugins import PluginInfo, Registry, load_registry
 from ._types import (
+    AgentDetails,
+    Answer,
     AuthStatus,
     Capability,
     Failed,
@@ -42,8 +44,6 @@ from ._types import (
     ToolStatus,
     ToolUpdated,
     TurnEnded,
-    Answer,
-    AgentDetails,
 )
 from .hookspecs import hookimpl
 
@@ -114,7 +114,11 @@ class Runtime:
         with anyio.CancelScope(shield=True):
             await self._close_all()
         self._tg = None
-        return await tg.__aexit__(exc_type, exc, tb)
+        # every engine has finished (or is cancelled here); the caller's own exception, if any,
+        # propagates as itself rather than wrapped in an exception group
+        tg.cancel_scope.cancel()
+        await tg.__aexit__(None, None, None)
+        return None
 
     async def _close_all(self) -> None:
         with anyio.move_on_after(CLOSE_GRACE + 2):
@@ -234,9 +238,11 @@ class Runtime:
         return _Engine(session_id, agent, options, driver)
 
     @asynccontextmanager
-    async def _throwaway(self, agent: AgentInstallation, options: SessionOptions) -> AsyncIterator[tuple[Session, Events]]:
+    async def _throwaway(
+        self, agent: AgentInstallation, options: SessionOptions
+    ) -> AsyncIterator[tuple[Session, Events]]:
         engine = await self._connect(agent, options)
-        async with anyio.create_task_group() as tg:
+        async with _owned_task_group() as tg:
             await tg.start(engine.run)
             session, events = Session(engine), Events(engine)
             try:
@@ -277,7 +283,10 @@ class Runtime:
         options = attrs.evolve(options.without_tools(), permissions=PermissionMode.ASK)
         async with self._throwaway(agent, options) as (session, events):
             info = session.info()
-            if not info.details.capabilities.supports(Capability.PERMISSIONS) and not session._engine.driver_info.tools_disabled:
+            if (
+                not info.details.capabilities.supports(Capability.PERMISSIONS)
+                and not session._engine.driver_info.tools_disabled
+            ):
                 raise UnsupportedFeature(f"{agent.name} can neither launch without tools nor ask permission")
             await session.prompt(prompt)
             parts: list[str] = []
@@ -290,7 +299,11 @@ class Runtime:
                     request = kind.request
                     if isinstance(request, PermissionRequest):
                         deny = next(
-                            (c for c in (PermissionChoice.DENY_ONCE, PermissionChoice.DENY_ALWAYS) if c in request.options),
+                            (
+                                c
+                                for c in (PermissionChoice.DENY_ONCE, PermissionChoice.DENY_ALWAYS)
+                                if c in request.options
+                            ),
                             None,
                         )
                         if deny is not None:
@@ -298,7 +311,9 @@ class Runtime:
                             continue
                     assert isinstance(request, (PermissionRequest, QuestionRequest))
                     await session.cancel(clear_queue=True)
-                    raise UnsupportedFeature("generation stopped: the agent asked for something only a person can answer")
+                    raise UnsupportedFeature(
+                        "generation stopped: the agent asked for something only a person can answer"
+                    )
                 elif isinstance(kind, ToolUpdated) and kind.tool.status in (ToolStatus.RUNNING, ToolStatus.COMPLETED):
                     await session.cancel(clear_queue=True)
                     raise UnsupportedFeature("generation stopped: the agent started a tool")
@@ -333,6 +348,19 @@ class Runtime:
             for index, agent in enumerate(report.agents):
                 tg.start_soon(one, index, agent)
         return [results[i] for i in sorted(results)]
+
+
+@asynccontextmanager
+async def _owned_task_group() -> AsyncIterator[TaskGroup]:
+    """A task group whose children belong to the caller: cancelled at exit, and the body's own
+    exception propagates as itself instead of wrapped in an exception group."""
+    tg = anyio.create_task_group()
+    await tg.__aenter__()
+    try:
+        yield tg
+    finally:
+        tg.cancel_scope.cancel()
+        await tg.__aexit__(None, None, None)
 
 
 def _check_connected(info: seam.DriverInfo, options: SessionOptions) -> None:

@@ -431,17 +431,25 @@ class Capability(enum.Enum):
     PLAN_USAGE = "plan_usage"
 
 
+def _capability_set(values: Iterable[Capability]) -> frozenset[Capability]:
+    return values if isinstance(values, frozenset) else frozenset(values)
+
+
+def _string_set(values: Iterable[str]) -> frozenset[str]:
+    return values if isinstance(values, frozenset) else frozenset(values)
+
+
 @attrs.frozen
 class Capabilities:
     """The capability set a connection reports, plus the MCP transports it accepts."""
 
-    items: frozenset[Capability] = attrs.field(default=frozenset(), converter=frozenset)
-    mcp_transports: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    items: frozenset[Capability] = attrs.field(default=frozenset(), converter=_capability_set)
+    mcp_transports: frozenset[str] = attrs.field(default=frozenset(), converter=_string_set)
 
     @classmethod
     def of(cls, *caps: Capability, mcp_transports: Iterable[str] = ()) -> Capabilities:
         """Build a set from the given capabilities."""
-        return cls(frozenset(caps), frozenset(mcp_transports))
+        return cls(_capability_set(caps), _string_set(mcp_transports))
 
     def supports(self, capability: Capability) -> bool:
         """True when the connection reports ``capability``."""
@@ -449,11 +457,11 @@ class Capabilities:
 
     def with_(self, *caps: Capability) -> Capabilities:
         """A copy with ``caps`` added."""
-        return attrs.evolve(self, items=self.items | frozenset(caps))
+        return attrs.evolve(self, items=self.items | _capability_set(caps))
 
     def without(self, *caps: Capability) -> Capabilities:
         """A copy with ``caps`` removed."""
-        return attrs.evolve(self, items=self.items - frozenset(caps))
+        return attrs.evolve(self, items=self.items - _capability_set(caps))
 
     def __iter__(self) -> Any:
         return iter(sorted(self.items, key=lambda c: list(Capability).index(c)))
@@ -862,12 +870,13 @@ class Input:
 
     @classmethod
     def text(cls, text: str) -> Input:
-        """A prompt of plain text."""
-        if not isinstance(text, str):
+        """A prompt of plain text (``InvalidRequest`` for anything that is not a str)."""
+        value: object = text
+        if not isinstance(value, str):
             from ._errors import InvalidRequest
 
-            raise InvalidRequest(f"prompt text must be a str, not {type(text).__name__}")
-        return cls(text)
+            raise InvalidRequest(f"prompt text must be a str, not {type(value).__name__}")
+        return cls(value)
 
     def attach(self, path: str | Path) -> Input:
         """A copy with one more attachment (resolved to an absolute path)."""

@@ -41,7 +41,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def anyagent_adapters(register: Register) -> Iterable[Any] | None:  # type: ignore[empty-body]
+def anyagent_adapters(register: Register) -> Iterable[Any] | None:
     """Register adapters: call ``register.adapter(cls_or_factory)`` or return a list of classes.
 
     Each adapter names the wire it speaks in its ``wire`` class attribute.
@@ -49,5 +49,5 @@ def anyagent_adapters(register: Register) -> Iterable[Any] | None:  # type: igno
 
 
 @hookspec
-def anyagent_agents(register: Register) -> Iterable[Any] | None:  # type: ignore[empty-body]
+def anyagent_agents(register: Register) -> Iterable[Any] | None:
     """Register catalog profiles: call ``register.profile(AgentProfile(...))`` or return a list."""

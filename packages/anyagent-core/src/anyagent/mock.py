@@ -42,8 +42,8 @@ from ._types import (
     JSON,
     Account,
     AgentDetails,
-    AuthKind,
     Authenticated,
+    AuthKind,
     Cancelled,
     Capabilities,
     Capability,
@@ -119,9 +119,7 @@ class Step:
     event: seam.DriverEvent | None = None
 
     @staticmethod
-    def emit(
-        kind: EventKind, parent_tool_id: str | None = None, extensions: Mapping[str, JSON] | None = None
-    ) -> Step:
+    def emit(kind: EventKind, parent_tool_id: str | None = None, extensions: Mapping[str, JSON] | None = None) -> Step:
         """Send ``kind`` as content (from the subagent tool ``parent_tool_id`` when given)."""
         return Step(_Op.EMIT, kind=kind, parent_tool_id=parent_tool_id, extensions=extensions)
 
@@ -199,7 +197,7 @@ class Script:
             caps.add(Capability.STEER)
         if self.compact:
             caps.add(Capability.COMPACT)
-        return Capabilities(frozenset(caps))
+        return Capabilities.of(*caps)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,7 +305,9 @@ def failed(message: str) -> Failed:
     return Failed(message)
 
 
-def select_option(option_id: str, choices: Iterable[str], current: str | None = None, live: bool = True) -> ConfigOption:
+def select_option(
+    option_id: str, choices: Iterable[str], current: str | None = None, live: bool = True
+) -> ConfigOption:
     """A select ``ConfigOption`` for ``Script(options=...)``."""
     from ._types import ConfigChoice
 

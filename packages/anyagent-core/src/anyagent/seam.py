@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Union
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, ClassVar, Union
 
 import anyio
 import attrs
@@ -376,4 +376,3 @@ def unbounded_commands() -> tuple[MemoryObjectSendStream[DriverCommand], MemoryO
 def event_channel(size: int) -> tuple[MemoryObjectSendStream[DriverEvent], MemoryObjectReceiveStream[DriverEvent]]:
     """The adapter → engine channel, bounded to ``size`` for back-pressure."""
     return anyio.create_memory_object_stream[DriverEvent](max(1, size))
-

@@ -1,0 +1,478 @@
+"""The engine conformance suite: the contract every adapter gets for free, run over the mock.
+
+Each test is one named contract; every test runs on asyncio and trio.
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from anyagent import (
+    AgentOrigin,
+    Answer,
+    Cancelled,
+    Completed,
+    CompletionSource,
+    ContextCompacted,
+    Diagnostic,
+    InvalidRequest,
+    MessageEnded,
+    PermissionChoice,
+    PermissionMode,
+    ProcessExited,
+    PromptOrigin,
+    Queued,
+    RequestClosed,
+    RequestOpened,
+    SessionClosed,
+    SessionOptions,
+    SessionStatus,
+    Started,
+    StatusChanged,
+    Steered,
+    TextDelta,
+    ToolStatus,
+    ToolUpdated,
+    TurnEnded,
+    TurnStarted,
+)
+from anyagent.mock import Script, Step, completed, permission, text, tool
+from coresupport import kinds, mock_session, statuses
+
+pytestmark = pytest.mark.anyio
+
+
+def parked_turn(request_id: str = "r1") -> list[Step]:
+    """A turn that opens a permission request and waits for the answer."""
+    return [Step.emit(permission(request_id)), Step.await_answer(), Step.end(completed())]
+
+
+def text_turn(message_id: str, body: str) -> list[Step]:
+    return [Step.emit(text(message_id, body)), Step.end(completed())]
+
+
+async def test_01_prompt_request_answer_and_completion_share_one_contract() -> None:
+    script = Script().turn(
+        [
+            Step.emit(text("m1", "hel")),
+            Step.emit(permission("r1")),
+            Step.await_answer(),
+            Step.emit(text("m1", "lo")),
+            Step.end(completed()),
+        ]
+    )
+    async with mock_session(script) as (session, reader):
+        delivery = await session.prompt("hi")
+        assert isinstance(delivery.kind, Started)
+        started = await reader.event_of(TurnStarted)
+        assert started.kind == TurnStarted(PromptOrigin(delivery.prompt_id))
+        assert started.turn_info is not None and started.turn_info.id == delivery.kind.turn_id
+        assert await reader.kind(TextDelta) == TextDelta("m1", "hel")
+        opened = await reader.kind(RequestOpened)
+        assert session.status() is SessionStatus.NEEDS_INPUT
+        await session.answer(opened.request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+        assert await reader.kind(RequestClosed) == RequestClosed("r1")
+        assert await reader.kind(TextDelta) == TextDelta("m1", "lo")
+        ended = await reader.kind(TurnEnded)
+        assert ended.stop == Completed(CompletionSource.PROTOCOL)
+        await session.close()
+        rest = await reader.rest()
+        assert all(isinstance(e.kind, StatusChanged) for e in rest)
+    sequences = [e.sequence for e in reader.seen]
+    assert sequences == list(range(1, len(sequences) + 1))
+
+
+async def test_02_queued_prompt_is_promoted_after_turn_end() -> None:
+    script = Script().turn(parked_turn()).turn(text_turn("m2", "second"))
+    async with mock_session(script) as (session, reader):
+        first = await session.prompt("one")
+        second = await session.prompt("two")
+        assert second.kind == Queued(0)
+        third_turn_prompt = await session.prompt("three")
+        assert third_turn_prompt.kind == Queued(1)
+        await session.dequeue(third_turn_prompt.prompt_id)
+        opened = await reader.kind(RequestOpened)
+        await session.answer(opened.request.id, Answer.permission(PermissionChoice.DENY_ONCE))
+        events = await reader.turn()
+        assert isinstance(events[-1].kind, TurnEnded)
+        started = await reader.kind(TurnStarted)
+        assert started.origin == PromptOrigin(second.prompt_id)
+        assert await reader.kind(TextDelta) == TextDelta("m2", "second")
+        await reader.kind(TurnEnded)
+        assert first.prompt_id != second.prompt_id
+
+
+async def test_03_steer_is_reported_when_accepted_and_requeued_at_head_when_rejected() -> None:
+    accepting = Script(steer=True).turn(parked_turn())
+    async with mock_session(accepting) as (session, reader):
+        first = await session.prompt("one")
+        await reader.kind(RequestOpened)
+        steered = await session.prompt("also this")
+        assert isinstance(first.kind, Started)
+        assert steered.kind == Steered(first.kind.turn_id)
+
+    rejecting = Script(steer=True, steer_rejects=True).turn(parked_turn()).turn(text_turn("m2", "next"))
+    async with mock_session(rejecting) as (session, reader):
+        await session.prompt("one")
+        opened = await reader.kind(RequestOpened)
+        queued_behind = None
+        rejected = await session.prompt("steer me")
+        assert rejected.kind == Queued(0)
+        queued_behind = await session.prompt("later")
+        assert queued_behind.kind == Queued(1)
+        await session.answer(opened.request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+        await reader.kind(TurnEnded)
+        started = await reader.kind(TurnStarted)
+        assert started.origin == PromptOrigin(rejected.prompt_id)
+
+
+async def test_04_quiet_agent_gets_inferred_completion() -> None:
+    script = Script(ends_turns=False).turn([Step.emit(text("m1", "quiet"))])
+    options = SessionOptions.in_dir(".").quiet_window(0.05)
+    async with mock_session(script, options) as (session, reader):
+        await session.prompt("hi")
+        events = await reader.turn()
+        assert kinds(events)[-2:] == ["MessageEnded", "TurnEnded"]
+        assert events[-1].kind == TurnEnded(Completed(CompletionSource.INFERRED))
+
+
+async def test_05_answering_a_request_rearms_inferred_completion() -> None:
+    script = Script(ends_turns=False).turn([Step.emit(permission("r1")), Step.await_answer()])
+    options = SessionOptions.in_dir(".").quiet_window(0.05)
+    async with mock_session(script, options) as (session, reader):
+        await session.prompt("hi")
+        opened = await reader.kind(RequestOpened)
+        await anyio.sleep(0.2)  # an open request pauses the quiet window
+        assert session.status() is SessionStatus.NEEDS_INPUT
+        await session.answer(opened.request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+        events = [e for e in await reader.turn() if not isinstance(e.kind, StatusChanged)]
+        assert kinds(events)[0] == "RequestClosed"
+        assert events[-1].kind == TurnEnded(Completed(CompletionSource.INFERRED))
+
+
+async def test_06_content_after_turn_end_opens_an_agent_turn() -> None:
+    script = Script().turn([Step.end(completed()), Step.emit(text("late", "woke up")), Step.end(completed())])
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        await reader.kind(TurnEnded)
+        events = await reader.turn()
+        turn_events = [e for e in events if not isinstance(e.kind, StatusChanged)]
+        assert turn_events[0].kind == TurnStarted(AgentOrigin())
+        assert kinds(turn_events) == ["TurnStarted", "TextDelta", "MessageEnded", "TurnEnded"]
+        assert len({e.turn_info.id for e in turn_events if e.turn_info}) == 1
+
+
+async def test_07_trailing_content_beats_a_queued_prompt_to_the_next_turn() -> None:
+    script = (
+        Script()
+        .turn(
+            [
+                Step.emit(permission("r1")),
+                Step.await_answer(),
+                Step.end(completed()),
+                Step.emit(text("trail", "one more thing")),
+                Step.end(completed()),
+            ]
+        )
+        .turn(text_turn("m2", "queued turn"))
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("one")
+        opened = await reader.kind(RequestOpened)
+        queued = await session.prompt("two")
+        assert isinstance(queued.kind, Queued)
+        await session.answer(opened.request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+        await reader.kind(TurnEnded)
+        agent_turn = await reader.kind(TurnStarted)
+        assert agent_turn.origin == AgentOrigin()
+        assert await reader.kind(TextDelta) == TextDelta("trail", "one more thing")
+        await reader.kind(TurnEnded)
+        prompted = await reader.kind(TurnStarted)
+        assert prompted.origin == PromptOrigin(queued.prompt_id)
+
+
+async def test_08_bookkeeping_after_turn_end_is_not_a_turn_and_late_stops_are_diagnostics() -> None:
+    script = Script().turn(
+        [
+            Step.emit(tool("bg", ToolStatus.RUNNING)),
+            Step.end(completed()),
+            Step.emit(tool("bg", ToolStatus.COMPLETED)),
+            Step.end(completed()),
+        ]
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        ended = await reader.kind(TurnEnded)
+        assert ended.background == ("bg",)
+        late_tool = await reader.event_of(ToolUpdated)
+        assert late_tool.turn_info is None
+        diagnostic = await reader.event_of(Diagnostic)
+        assert diagnostic.turn_info is None
+        assert isinstance(diagnostic.kind, Diagnostic)
+        assert diagnostic.kind.diagnostic.code == "late_turn_end"
+        assert session.status() is SessionStatus.IDLE
+
+
+async def test_09_status_flips_working_needs_input_and_back_and_never_flashes_idle() -> None:
+    script = Script().turn(parked_turn())
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        opened = await reader.kind(RequestOpened)
+        await session.answer(opened.request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+        await reader.kind(TurnEnded)
+        await reader.kind(StatusChanged)
+        assert statuses(reader.seen) == ["WORKING", "NEEDS_INPUT", "WORKING", "IDLE"]
+
+    two = Script().turn(text_turn("m1", "a")).turn(text_turn("m2", "b"))
+    async with mock_session(two) as (session, reader):
+        await session.prompt("one")
+        await session.prompt("two")
+        await reader.kind(TurnEnded)
+        await reader.kind(TurnEnded)
+        await reader.kind(StatusChanged)
+        assert statuses(reader.seen) == ["WORKING", "IDLE"]
+
+
+async def test_10_a_close_with_a_queued_prompt_reads_idle_not_working() -> None:
+    script = Script().turn(parked_turn()).turn(text_turn("m2", "never"))
+    async with mock_session(script) as (session, reader):
+        await session.prompt("one")
+        await reader.kind(RequestOpened)
+        await session.prompt("two")
+        await session.close()
+        assert session.status() is SessionStatus.IDLE
+        rest = await reader.rest()
+        assert statuses(rest)[-1] == "IDLE"
+        assert "TurnStarted" not in kinds(rest)
+
+
+async def test_11_trailing_events_do_not_flash_idle_past_a_queued_prompt() -> None:
+    usage = [Step.emit(tool("t1", ToolStatus.COMPLETED)) for _ in range(5)]
+    script = (
+        Script(buffer=64)
+        .turn([Step.emit(permission("r1")), Step.await_answer(), Step.end(completed()), *usage])
+        .turn(text_turn("m2", "next"))
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("one")
+        opened = await reader.kind(RequestOpened)
+        await session.prompt("two")
+        await session.answer(opened.request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+        await reader.kind(TurnEnded)
+        await reader.kind(TurnEnded)
+        await reader.kind(StatusChanged)
+        assert statuses(reader.seen) == ["WORKING", "NEEDS_INPUT", "WORKING", "IDLE"]
+
+
+async def test_12_a_stalled_consumer_is_disconnected_instead_of_growing_memory() -> None:
+    script = Script().turn([Step.repeat(1300, Step.emit(text("m1", "x"))), Step.end(completed())])
+    async with mock_session(script) as (session, reader):
+        await session.prompt("flood")
+        with anyio.fail_after(3):
+            while session.status() is not SessionStatus.IDLE:
+                await anyio.sleep(0.01)
+        with pytest.raises(SessionClosed, match="fell 1024 events behind"):
+            await reader.rest()
+        assert len(reader.seen) <= 1024
+        with pytest.raises(SessionClosed):
+            await session.prompt("anyone?")
+
+
+async def test_13_frames_losing_the_promotion_race_are_dropped_not_reattributed() -> None:
+    script = Script(stale_before_ack=True).turn(text_turn("m1", "one")).turn(text_turn("m2", "two"))
+    async with mock_session(script) as (session, reader):
+        await session.prompt("one")
+        first = await reader.turn()
+        await session.prompt("two")
+        second = await reader.turn()
+        texts = [e.kind.text for e in first + second if isinstance(e.kind, TextDelta)]
+        assert texts == ["one", "two"]
+
+
+async def test_14_slow_consumer_does_not_lose_events() -> None:
+    script = Script(buffer=8).turn([Step.repeat(1000, Step.emit(text("m1", "x"))), Step.end(completed())])
+    async with mock_session(script) as (session, reader):
+        await session.prompt("flood")
+        count = 0
+        with anyio.fail_after(10):
+            while True:
+                event = await reader.next(statuses=True)
+                if count % 100 == 0:
+                    await anyio.sleep(0.001)
+                if isinstance(event.kind, TextDelta):
+                    count += 1
+                if isinstance(event.kind, TurnEnded):
+                    break
+        assert count == 1000
+        sequences = [e.sequence for e in reader.seen]
+        assert sequences == sorted(set(sequences))
+
+
+async def test_15_cancel_is_not_blocked_by_full_event_buffer() -> None:
+    script = Script().turn([Step.repeat(500, Step.emit(text("m1", "x"))), Step.sleep(30), Step.end(completed())])
+    async with mock_session(script) as (session, reader):
+        await session.prompt("flood")
+        with anyio.fail_after(3):
+            while reader.events._receive.statistics().current_buffer_used < 400:
+                await anyio.sleep(0.01)
+        with anyio.fail_after(1):
+            await session.cancel()
+        ended = await reader.kind(TurnEnded, timeout=5)
+        assert ended.stop == Cancelled()
+        sequences = [e.sequence for e in reader.seen]
+        assert sequences == list(range(1, len(sequences) + 1))
+
+
+async def test_16_cancel_closes_requests_and_keeps_or_clears_the_queue() -> None:
+    script = Script().turn(parked_turn()).turn(text_turn("m2", "kept")).turn(parked_turn("r3"))
+    async with mock_session(script) as (session, reader):
+        await session.prompt("one")
+        await reader.kind(RequestOpened)
+        kept = await session.prompt("two")
+        await session.cancel(clear_queue=False)
+        events = await reader.turn()
+        assert kinds([e for e in events if not isinstance(e.kind, StatusChanged)]) == ["RequestClosed", "TurnEnded"]
+        assert events[-1].kind == TurnEnded(Cancelled())
+        started = await reader.kind(TurnStarted)
+        assert started.origin == PromptOrigin(kept.prompt_id)
+        await reader.kind(TurnEnded)
+
+        await session.prompt("three")
+        await reader.kind(RequestOpened)
+        await session.prompt("dropped")
+        await session.cancel(clear_queue=True)
+        assert (await reader.kind(TurnEnded)).stop == Cancelled()
+        fresh = await session.prompt("after clear")
+        assert isinstance(fresh.kind, Started)
+        assert fresh.prompt_id == "p5"
+
+
+async def test_17_auto_approve_answers_permissions_without_the_caller() -> None:
+    script = Script().turn([*parked_turn(), Step.emit(text("m9", "unused"))])
+    options = SessionOptions.in_dir(".").permission_mode(PermissionMode.AUTO_APPROVE)
+    async with mock_session(script, options) as (session, reader):
+        await session.prompt("hi")
+        events = await reader.turn()
+        assert "RequestOpened" not in kinds(events)
+        assert "RequestClosed" not in kinds(events)
+        assert events[-1].kind == TurnEnded(Completed())
+
+
+async def test_18_close_during_a_turn_ends_it_and_closes_requests() -> None:
+    script = Script().turn(parked_turn())
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        await reader.kind(RequestOpened)
+        await session.close()
+        rest = await reader.rest()
+        assert kinds([e for e in rest if not isinstance(e.kind, StatusChanged)]) == ["RequestClosed", "TurnEnded"]
+        assert rest[-2].kind == TurnEnded(Cancelled()) or rest[-1].kind == TurnEnded(Cancelled())
+        with pytest.raises(SessionClosed):
+            await session.prompt("again")
+
+
+async def test_19_unknown_requests_and_prompts_are_rejected() -> None:
+    script = Script().turn(parked_turn()).turn(text_turn("m2", "second"))
+    async with mock_session(script) as (session, reader):
+        await session.prompt("one")
+        opened = await reader.kind(RequestOpened)
+        with pytest.raises(InvalidRequest):
+            await session.answer("nope", Answer.permission(PermissionChoice.ALLOW_ONCE))
+        queued = await session.prompt("two")
+        await session.dequeue(queued.prompt_id)
+        with pytest.raises(InvalidRequest):
+            await session.dequeue(queued.prompt_id)
+        await session.answer(opened.request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+        with pytest.raises(InvalidRequest):
+            await session.answer(opened.request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+        await reader.kind(TurnEnded)
+        await anyio.sleep(0.05)
+        assert session.status() is SessionStatus.IDLE
+        assert not any(
+            isinstance(e.kind, TurnStarted) and e.kind.origin == PromptOrigin(queued.prompt_id) for e in reader.seen
+        )
+
+
+async def test_20_compact_runs_on_an_idle_session_and_reports_the_compaction() -> None:
+    script = Script(compact=True)
+    async with mock_session(script) as (session, reader):
+        await session.compact()
+        events = await reader.turn()
+        body = [e for e in events if not isinstance(e.kind, StatusChanged)]
+        assert body[0].kind == TurnStarted(AgentOrigin())
+        assert isinstance(body[1].kind, ContextCompacted)
+        assert isinstance(body[-1].kind, TurnEnded)
+
+
+# ---------------------------------------------------------------------------------------------
+# contracts beyond the Rust original's twenty
+
+
+async def test_21_an_agent_death_mid_turn_fails_the_turn_once_then_raises_process_exited() -> None:
+    script = Script().turn([Step.emit(text("m1", "partial")), Step.die("exit status: 9")])
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        events = await reader.turn()
+        assert isinstance(events[-1].kind, TurnEnded)
+        assert events[-1].kind.stop.__class__.__name__ == "Failed"
+        with pytest.raises(ProcessExited) as info:
+            await reader.rest()
+        assert info.value.status == "exit status: 9"
+        assert "mock died" in info.value.stderr
+        assert sum(isinstance(e.kind, TurnEnded) for e in reader.seen) == 1
+        with pytest.raises(SessionClosed):
+            await session.prompt("again")
+
+
+async def test_22_a_subagents_end_never_ends_its_parents_turn() -> None:
+    script = Script().turn(
+        [
+            Step.emit(tool("task1", ToolStatus.RUNNING)),
+            Step.emit(text("c1", "child says"), parent_tool_id="task1"),
+            Step.end(completed(), parent_tool_id="task1"),
+            Step.emit(tool("task1", ToolStatus.COMPLETED)),
+            Step.emit(text("m1", "parent says")),
+            Step.end(completed()),
+        ]
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        events = await reader.turn()
+        assert sum(isinstance(e.kind, TurnEnded) for e in events) == 1
+        child = next(e for e in events if e.kind == TextDelta("c1", "child says"))
+        assert child.turn_info is not None and child.turn_info.parent_tool_id == "task1"
+        assert TextDelta("m1", "parent says") in [e.kind for e in events]
+
+
+async def test_23_engine_owned_kinds_from_an_adapter_are_dropped_with_a_diagnostic() -> None:
+    script = Script().turn(
+        [Step.emit(TurnEnded(Completed())), Step.emit(StatusChanged(SessionStatus.IDLE)), Step.end(completed())]
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        events = await reader.turn()
+        codes = [e.kind.diagnostic.code for e in events if isinstance(e.kind, Diagnostic)]
+        assert codes == ["engine_owned_event", "engine_owned_event"]
+        assert sum(isinstance(e.kind, TurnEnded) for e in events) == 1
+        assert statuses(events) == ["WORKING"]
+
+
+async def test_24_a_stall_is_a_diagnostic_and_never_ends_the_turn() -> None:
+    script = Script().turn([Step.emit(text("m1", "thinking")), Step.sleep(0.4), Step.end(completed())])
+    options = SessionOptions.in_dir(".").stall_after(0.1)
+    async with mock_session(script, options) as (session, reader):
+        await session.prompt("hi")
+        events = await reader.turn()
+        stalls = [e for e in events if isinstance(e.kind, Diagnostic) and e.kind.diagnostic.code == "stall"]
+        assert len(stalls) == 1
+        assert events[-1].kind == TurnEnded(Completed())
+
+
+async def test_25_each_turn_ends_exactly_once_and_messages_are_closed() -> None:
+    script = Script().turn([Step.emit(text("m1", "a")), Step.emit(text("m2", "b")), Step.end(completed())])
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        events = await reader.turn()
+        ended = [e.kind.message_id for e in events if isinstance(e.kind, MessageEnded)]
+        assert sorted(ended) == ["m1", "m2"]
+        assert kinds(events).count("TurnEnded") == 1

@@ -1,0 +1,390 @@
+"""Runtime and Session: validation of every public call, typed errors, lifecycle, one-off calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyagent._engine as engine_module
+import anyio
+import pytest
+from anyagent import (
+    AgentInstallation,
+    Answer,
+    AuthRequired,
+    Capability,
+    ConfigOption,
+    Diagnostic,
+    EnvVarLogin,
+    HandshakeTimeout,
+    Input,
+    InvalidConfiguration,
+    InvalidRequest,
+    McpServer,
+    PermissionChoice,
+    QuestionAnswer,
+    Queued,
+    RequestOpened,
+    ResumeFailed,
+    RollbackScope,
+    Runtime,
+    SessionBusy,
+    SessionClosed,
+    SessionOptions,
+    SessionStatus,
+    SessionUpdated,
+    ToolStatus,
+    TurnEnded,
+    UnsupportedFeature,
+    seam,
+)
+from anyagent.mock import Script, Step, completed, permission, question, select_option, text, tool
+from coresupport import kinds, mock_session
+
+pytestmark = pytest.mark.anyio
+
+MODEL = select_option("model", ["sonnet", "opus"])
+FROZEN = select_option("region", ["eu", "us"], live=False)
+
+
+async def test_open_needs_a_running_runtime() -> None:
+    runtime = Runtime.with_mock(Script())
+    agent = (await runtime.discover()).require("mock")
+    with pytest.raises(InvalidRequest, match="async with Runtime"):
+        await runtime.open(agent, SessionOptions.in_dir("."))
+
+
+async def test_open_validates_its_arguments() -> None:
+    async with Runtime.with_mock(Script()) as runtime:
+        with pytest.raises(InvalidRequest):
+            await runtime.open("mock", SessionOptions.in_dir("."))  # type: ignore[arg-type]
+        agent = (await runtime.discover()).require("mock")
+        with pytest.raises(InvalidRequest):
+            await runtime.open(agent, ".")  # type: ignore[arg-type]
+        unknown = AgentInstallation.at("nobody", "/bin/true")
+        with pytest.raises(InvalidConfiguration, match="no catalog profile"):
+            await runtime.open(unknown, SessionOptions.in_dir("."))
+        custom = AgentInstallation.acp("mine", "/bin/true", ["acp"])
+        with pytest.raises(InvalidConfiguration, match="'acp' wire"):
+            await runtime.open(custom, SessionOptions.in_dir("."))
+
+
+async def test_open_refuses_options_the_agent_cannot_honour() -> None:
+    script = Script(options=(MODEL,))
+    async with Runtime.with_mock(script) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        base = SessionOptions.in_dir(".")
+        with pytest.raises(InvalidConfiguration, match="no config option 'effort'"):
+            await runtime.open(agent, base.configure("effort", "high"))
+        with pytest.raises(InvalidConfiguration, match="not a valid value"):
+            await runtime.open(agent, base.configure("model", "gpt"))
+        with pytest.raises(ResumeFailed):
+            await runtime.open(agent, base.resume("tok"))
+        with pytest.raises(UnsupportedFeature, match="fork"):
+            await runtime.open(agent, base.fork_from("tok"))
+        with pytest.raises(UnsupportedFeature, match="stdio MCP"):
+            await runtime.open(agent, base.mcp_server(McpServer.stdio("local", "/bin/cat")))
+        with pytest.raises(InvalidConfiguration, match="config-home"):
+            await runtime.open(agent, base.config_home("/tmp/other-login"))
+        session, _ = await runtime.open(agent, base.configure("model", "opus"))
+        async with session:
+            assert session.info().configuration["model"] == "opus"
+
+
+async def test_resume_keeps_the_token_when_the_agent_can_resume() -> None:
+    async with Runtime.with_mock(Script(capabilities=(Capability.RESUME,))) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, _ = await runtime.open(agent, SessionOptions.in_dir(".").resume("mock-s9"))
+        async with session:
+            assert session.info().resume_token == "mock-s9"
+
+
+async def test_handshake_timeout_is_typed(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Slow(seam.Adapter):
+        wire = "mock"
+
+        async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
+            await anyio.sleep(10)
+            raise AssertionError("unreachable")
+
+    monkeypatch.setattr(seam, "HANDSHAKE_TIMEOUT", 0.05)
+    runtime = Runtime.with_mock(Script())
+    runtime.registry().adapters["mock"] = Slow
+    async with runtime:
+        agent = (await runtime.discover()).require("mock")
+        with pytest.raises(HandshakeTimeout):
+            await runtime.open(agent, SessionOptions.in_dir("."))
+
+
+async def test_prompt_rejects_what_is_not_a_prompt() -> None:
+    async with mock_session(Script()) as (session, _reader):
+        with pytest.raises(InvalidRequest):
+            await session.prompt(42)  # type: ignore[arg-type]
+        with pytest.raises(InvalidRequest):
+            Input.text(b"bytes")  # type: ignore[arg-type]
+
+
+async def test_configure_is_validated_then_confirmed_by_session_updated() -> None:
+    script = Script(options=(MODEL, FROZEN))
+    async with mock_session(script) as (session, reader):
+        with pytest.raises(InvalidConfiguration, match="no config option"):
+            await session.configure("effort", "high")
+        with pytest.raises(InvalidConfiguration, match="creation-only"):
+            await session.configure("region", "us")
+        with pytest.raises(InvalidConfiguration, match="not a valid value"):
+            await session.configure("model", "gpt-9")
+        with pytest.raises(InvalidConfiguration, match="not a valid value"):
+            await session.configure("model", True)
+        await session.configure("model", "opus")
+        updated = await reader.kind(SessionUpdated)
+        assert updated.info.configuration["model"] == "opus"
+        option = updated.info.details.option("model")
+        assert isinstance(option, ConfigOption) and option.current == "opus"
+        assert session.info().configuration["model"] == "opus"
+
+
+async def test_rollback_and_compact_are_gated_and_need_an_idle_session() -> None:
+    async with mock_session(Script()) as (session, _reader):
+        with pytest.raises(UnsupportedFeature):
+            await session.rollback(1)
+        with pytest.raises(UnsupportedFeature):
+            await session.compact()
+
+    script = Script(capabilities=(Capability.ROLLBACK,), compact=True).turn(
+        [Step.emit(permission("r1")), Step.await_answer(), Step.end(completed())]
+    )
+    async with mock_session(script) as (session, reader):
+        with pytest.raises(InvalidRequest):
+            await session.rollback(0)
+        with pytest.raises(UnsupportedFeature, match="files"):
+            await session.rollback(1, RollbackScope.CONVERSATION_AND_FILES)
+        await session.prompt("hi")
+        opened = await reader.kind(RequestOpened)
+        with pytest.raises(SessionBusy):
+            await session.rollback(1)
+        with pytest.raises(SessionBusy):
+            await session.compact()
+        await session.answer(opened.request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+        await reader.kind(TurnEnded)
+        await session.rollback(2)
+        updated = await reader.kind(SessionUpdated)
+        assert updated.info.title == "rolled back 2"
+
+
+async def test_question_answers_are_validated_against_what_was_offered() -> None:
+    script = Script().turn(
+        [
+            Step.emit(question("q", choices=("a", "b"), allows_free_text=False)),
+            Step.await_answer(),
+            Step.end(completed()),
+        ]
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("ask me")
+        opened = await reader.kind(RequestOpened)
+        rid = opened.request.id
+        bad = [
+            Answer.permission(PermissionChoice.ALLOW_ONCE),
+            Answer.question([]),
+            Answer.question([QuestionAnswer.text("free")]),
+            Answer.question([QuestionAnswer.choices(["c"])]),
+            Answer.question([QuestionAnswer.choices(["a", "b"])]),
+            Answer.question([QuestionAnswer.choices([])]),
+        ]
+        for answer in bad:
+            with pytest.raises(InvalidRequest):
+                await session.answer(rid, answer)
+        assert session.status() is SessionStatus.NEEDS_INPUT
+        await session.answer(rid, Answer.question([QuestionAnswer.choices(["b"])]))
+        assert (await reader.kind(TurnEnded)).stop == completed()
+
+
+async def test_permission_answers_must_be_offered() -> None:
+    script = Script().turn(
+        [Step.emit(permission("r1", [PermissionChoice.ALLOW_ONCE])), Step.await_answer(), Step.end(completed())]
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("go")
+        await reader.kind(RequestOpened)
+        with pytest.raises(InvalidRequest, match="DENY_ONCE was not offered"):
+            await session.answer("r1", Answer.permission(PermissionChoice.DENY_ONCE))
+        await session.answer("r1", Answer.permission(PermissionChoice.ALLOW_ONCE))
+
+
+async def test_every_call_after_close_raises_session_closed() -> None:
+    async with mock_session(Script(compact=True)) as (session, _reader):
+        await session.close()
+        await session.close()  # idempotent
+        calls = [
+            session.prompt("x"),
+            session.dequeue("p1"),
+            session.answer("r1", Answer.permission(PermissionChoice.ALLOW_ONCE)),
+            session.configure("model", "x"),
+            session.rollback(1),
+            session.compact(),
+            session.cancel(),
+        ]
+        for call in calls:
+            with pytest.raises(SessionClosed):
+                await call
+        assert session.status() is SessionStatus.IDLE
+
+
+async def test_an_unanswered_steer_is_requeued_when_its_turn_ends() -> None:
+    script = (
+        Script(steer=True, steer_ack=False)
+        .turn([Step.emit(text("m1", "a")), Step.sleep(0.1), Step.end(completed())])
+        .turn([Step.end(completed())])
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("one")
+        await reader.kind(text("m1", "a").__class__)
+        delivery = await session.prompt("steer")
+        assert delivery.kind == Queued(0)
+        await reader.kind(TurnEnded)
+        await reader.kind(TurnEnded)
+
+
+async def test_auth_lost_fails_the_turn_and_raises_auth_required() -> None:
+    login = (EnvVarLogin("MOCK_API_KEY"),)
+    script = Script().turn([Step.emit(text("m1", "hi")), Step.send(seam.AuthLost(login))])
+    async with mock_session(script) as (session, reader):
+        await session.prompt("go")
+        ended = await reader.kind(TurnEnded)
+        assert ended.stop.__class__.__name__ == "Failed"
+        with pytest.raises(AuthRequired) as info:
+            await reader.rest()
+        assert info.value.login == login
+
+
+async def test_close_of_a_wedged_agent_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_module, "CLOSE_GRACE", 0.1)
+    async with mock_session(Script(ignore_close=True)) as (session, _reader):
+        with anyio.fail_after(2):
+            await session.close()
+
+
+async def test_cancel_unconfirmed_by_the_agent_still_ends_the_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_module, "CANCEL_GRACE", 0.1)
+    script = Script().turn([Step.emit(text("m1", "a")), Step.sleep(30), Step.end(completed())])
+    async with mock_session(script) as (session, reader):
+        engine = session._engine
+        forward = engine._send
+
+        def deaf_to_cancel(command: seam.DriverCommand) -> None:
+            if not isinstance(command, seam.Cancel):
+                forward(command)
+
+        engine._send = deaf_to_cancel  # type: ignore[method-assign]
+        await session.prompt("go")
+        await reader.kind(type(text("m", "")))
+        await session.cancel()
+        events = await reader.turn()
+        codes = [e.kind.diagnostic.code for e in events if isinstance(e.kind, Diagnostic)]
+        assert codes == ["cancel_unconfirmed"]
+        assert events[-1].kind == TurnEnded(anyagent_cancelled())
+
+
+def anyagent_cancelled() -> object:
+    from anyagent import Cancelled
+
+    return Cancelled()
+
+
+async def test_a_users_exception_leaves_the_runtime_unwrapped() -> None:
+    with pytest.raises(KeyError):
+        async with Runtime.with_mock(Script()) as runtime:
+            agent = (await runtime.discover()).require("mock")
+            await runtime.open(agent, SessionOptions.in_dir("."))
+            raise KeyError("mine")
+
+
+async def test_events_aclose_closes_the_session() -> None:
+    async with Runtime.with_mock(Script()) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir("."))
+        async with events:
+            pass
+        with pytest.raises(SessionClosed):
+            await session.prompt("hello?")
+
+
+async def test_generate_collects_text_and_declines_permissions() -> None:
+    script = Script().turn(
+        [
+            Step.emit(text("m1", "Fix ")),
+            Step.emit(permission("r1", [PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE])),
+            Step.await_answer(),
+            Step.emit(text("m1", "the parser")),
+            Step.end(completed()),
+        ]
+    )
+    runtime = Runtime.with_mock(script)
+    agent = (await runtime.discover()).require("mock")
+    title = await runtime.generate(agent, SessionOptions.in_dir("."), "a title")
+    assert title == "Fix the parser"
+    sent = [type(c).__name__ for c in runtime.registry().adapters["mock"]().sent]
+    assert sent == []  # every factory call makes a fresh adapter; nothing leaks between them
+
+
+async def test_generate_refuses_resume_and_stops_on_a_running_tool() -> None:
+    runtime = Runtime.with_mock(Script().turn([Step.emit(tool("t1", ToolStatus.RUNNING)), Step.end(completed())]))
+    agent = (await runtime.discover()).require("mock")
+    with pytest.raises(InvalidConfiguration):
+        await runtime.generate(agent, SessionOptions.in_dir(".").resume("x"), "hi")
+    with pytest.raises(UnsupportedFeature, match="started a tool"):
+        await runtime.generate(agent, SessionOptions.in_dir("."), "hi")
+
+
+async def test_probe_and_probe_auth_and_plan_usage() -> None:
+    runtime = Runtime.with_mock(Script(options=(MODEL,)))
+    agent = (await runtime.discover()).require("mock")
+    details = await runtime.probe(agent)
+    assert details.version == "mock"
+    assert details.capabilities.supports(Capability.PERMISSIONS)
+    assert [o.id for o in details.config_options] == ["model"]
+    auth = await runtime.probe_auth(agent)
+    assert auth == details.auth
+    with pytest.raises(UnsupportedFeature):
+        await runtime.plan_usage(agent)
+    entries = await runtime.plan_usage_all()
+    assert len(entries) == 1 and entries[0].usage is None and "UnsupportedFeature" in (entries[0].error or "")
+
+
+async def test_discover_reports_the_mock_and_require_raises_typed() -> None:
+    runtime = Runtime.with_mock(Script())
+    report = await runtime.discover()
+    assert [a.id for a in report.agents] == ["mock"]
+    with pytest.raises(anyagent_not_installed()):
+        report.require("claude")
+
+
+def anyagent_not_installed() -> type[Exception]:
+    from anyagent import NotInstalled
+
+    return NotInstalled
+
+
+async def test_diagnostics_from_late_steer_answers_do_not_break_the_session() -> None:
+    script = Script().turn([Step.send(seam.SteerResult(True)), Step.end(completed())])
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        events = await reader.turn()
+        assert "Diagnostic" in kinds(events)
+        assert any(isinstance(e.kind, Diagnostic) and e.kind.diagnostic.code == "late_steer_result" for e in events)
+
+
+def test_session_options_are_immutable_and_validated(tmp_path: Path) -> None:
+    base = SessionOptions.in_dir(tmp_path)
+    derived = base.configure("model", "x").quiet_window(1).stall_after(2)
+    assert base.configuration == {} and derived.configuration == {"model": "x"}
+    assert derived.quiet_window_seconds == 1.0 and derived.stall_after_seconds == 2.0
+    for bad in (0, -1, float("nan"), True, "3"):
+        with pytest.raises(InvalidConfiguration):
+            base.quiet_window(bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidConfiguration):
+        base.configure("model", 3)  # type: ignore[arg-type]
+    with pytest.raises(InvalidConfiguration):
+        base.mcp_server(McpServer.stdio("a", "x")).mcp_server(McpServer.sse("a", "y"))
+    assert base.fork_from("t", at="m1").resume("r").fork_token is None
+    http = McpServer.http("h", "https://x").with_header("Authorization", "Bearer t")
+    assert dict(http.headers) == {"Authorization": "Bearer t"}
