@@ -116,6 +116,7 @@ class _Prompt:
 class _Turn:
     id: str
     origin: TurnOrigin
+    info: TurnInfo
     requests: dict[str, Request] = attrs.Factory(dict)
     running_tools: dict[str, None] = attrs.Factory(dict)
     open_messages: dict[str, None] = attrs.Factory(dict)
@@ -177,6 +178,7 @@ class _Engine:
         self._cancel_deadline: float | None = None
         self._close_deadline: float | None = None
         self._stall_reported = False
+        self._activity = False
         self._timer_wake = anyio.Event()
         self._timer_target = math.inf
         # channels
@@ -229,6 +231,8 @@ class _Engine:
             try:
                 event = receive.receive_nowait()
             except anyio.WouldBlock:
+                # the batch is drained: re-arm the deadlines once for all of it, then wait
+                self._flush_activity()
                 try:
                     event = await receive.receive()
                 except anyio.EndOfStream:
@@ -239,11 +243,20 @@ class _Engine:
             if self._promotion_pending:
                 await self._settle_and_promote()
             self._sync_status()
+        self._flush_activity()
         self._on_driver_gone()
+
+    def _flush_activity(self) -> None:
+        if self._activity:
+            self._activity = False
+            self._stall_reported = False
+            self._arm_stall()
+            self._arm_quiet()
 
     async def _settle_and_promote(self) -> None:
         # let the adapter flush frames it already produced: trailing frames of the ended turn
         # must be seen (and may open an agent turn) before the next queued prompt starts
+        self._flush_activity()
         await anyio.lowlevel.checkpoint()
         if self._promotion_pending and self._driver_rx.statistics().current_buffer_used == 0:
             self._promote()
@@ -355,12 +368,13 @@ class _Engine:
         return f"t{self._turn_counter}"
 
     def _begin_turn(self, origin: TurnOrigin) -> _Turn:
-        turn = _Turn(self._next_turn_id(), origin)
+        turn_id = self._next_turn_id()
+        turn = _Turn(turn_id, origin, TurnInfo(turn_id))
         self._turn = turn
         self._state = _State.RUNNING
         self._late_end_noted = False
         self._stall_reported = False
-        self._emit(TurnStarted(origin), TurnInfo(turn.id))
+        self._emit(TurnStarted(origin), turn.info)
         self._arm_stall()
         return turn
 
@@ -468,9 +482,7 @@ class _Engine:
     def _on_driver_event(self, event: seam.DriverEvent) -> None:
         if self._state is _State.CLOSED:
             return
-        if self._turn is not None:
-            self._stall_reported = False
-            self._arm_stall()
+        self._activity = True
         if isinstance(event, seam.Content):
             self._on_content(event)
         elif isinstance(event, seam.TurnAck):
@@ -483,9 +495,7 @@ class _Engine:
         elif isinstance(event, seam.RequestWithdrawn):
             turn = self._turn
             if turn is not None and turn.requests.pop(event.request_id, None) is not None:
-                self._emit(RequestClosed(event.request_id), self._turn_info())
-                self._arm_quiet()
-                self._arm_stall()
+                self._emit(RequestClosed(event.request_id), turn.info)
         elif isinstance(event, seam.InfoChanged):
             self._on_info_changed(event.info)
         elif isinstance(event, seam.AuthLost):
@@ -522,8 +532,8 @@ class _Engine:
             self._on_request(kind.request, event)
             return
         self._track(turn, kind)
-        self._emit(kind, TurnInfo(turn.id, event.parent_tool_id), event.extensions)
-        self._arm_quiet()
+        parent = event.parent_tool_id
+        self._emit(kind, turn.info if parent is None else TurnInfo(turn.id, parent), event.extensions)
 
     def _track(self, turn: _Turn, kind: EventKind) -> None:
         if isinstance(kind, _MESSAGE_DELTAS):
@@ -549,7 +559,6 @@ class _Engine:
             )
             if choice is not None:
                 self._send(seam.AnswerRequest(request.id, Answer.permission(choice)))
-                self._arm_quiet()
                 return
         turn.requests[request.id] = request
         self._quiet_deadline = None
@@ -580,7 +589,6 @@ class _Engine:
         self._steer = None
         if accepted:
             self._resolve_steer(steer, Delivery(steer.prompt.id, Steered(steer.turn_id)))
-            self._arm_quiet()
         else:
             self._queue.appendleft(steer.prompt)
             self._resolve_steer(steer, Delivery(steer.prompt.id, Queued(0)))

@@ -100,6 +100,8 @@ HANDSHAKE_TIMEOUT = 30.0
 OUTPUT_CAP = 16 * 1024
 """Characters of tool output an adapter keeps in a ``ToolUpdate`` (the rest is cut)."""
 
+_YIELD_EVERY = 64
+
 
 # ---------------------------------------------------------------------------------------------
 # engine → adapter
@@ -265,13 +267,27 @@ class DriverLink:
     ) -> None:
         self.commands = commands
         self._events = events
+        self._unyielded = 0
 
     async def send(self, event: DriverEvent) -> None:
-        """Hand one ``DriverEvent`` to the engine."""
+        """Hand one ``DriverEvent`` to the engine (waits only while its buffer is full)."""
         try:
-            await self._events.send(event)
+            self._events.send_nowait(event)
+        except anyio.WouldBlock:
+            self._unyielded = 0
+            try:
+                await self._events.send(event)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+            return
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass
+            await anyio.lowlevel.checkpoint()
+            return
+        # a fast producer still yields now and then, so it stays cancellable and fair
+        self._unyielded += 1
+        if self._unyielded >= _YIELD_EVERY:
+            self._unyielded = 0
+            await anyio.lowlevel.checkpoint()
 
     async def content(
         self, kind: EventKind, parent_tool_id: str | None = None, extensions: Mapping[str, JSON] | None = None
