@@ -1,0 +1,555 @@
+"""The ``anyagent`` command: discover, probe, run, chat, demo, plugins.
+
+Built on stdlib ``argparse``: the command has six subcommands with a handful of flags each, so a
+CLI framework would add a dependency (and import time) to every install of the core for no gain.
+
+Exit status of ``run``: 0 completed, 1 failed or refused, 2 bad usage, 3 agent not installed,
+4 login required, 5 other agent error, 130 cancelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+import anyio
+
+from ._engine import Events, Session
+from ._errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled
+from ._installation import AgentInstallation, DiscoveryReport
+from ._options import PermissionMode, SessionOptions
+from ._render import Renderer
+from ._runtime import Runtime
+from ._types import (
+    AgentDetails,
+    Answer,
+    Authenticated,
+    AuthUnknown,
+    Cancelled,
+    Capability,
+    Completed,
+    EnvVarLogin,
+    Failed,
+    PermissionChoice,
+    PermissionRequest,
+    QuestionAnswer,
+    QuestionRequest,
+    Queued,
+    Refused,
+    RequestOpened,
+    SelectKind,
+    Steered,
+    TerminalLogin,
+    TurnEnded,
+    Unauthenticated,
+)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_NOT_INSTALLED = 3
+EXIT_AUTH = 4
+EXIT_AGENT_ERROR = 5
+EXIT_CANCELLED = 130
+
+
+class UsageError(Exception):
+    """A bad command line (exit status 2)."""
+
+
+def _parse_set(values: Sequence[str]) -> list[tuple[str, str | bool]]:
+    """``--set id=value`` pairs; ``true``/``false`` become booleans."""
+    pairs: list[tuple[str, str | bool]] = []
+    for raw in values:
+        key, sep, value = raw.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--set takes id=value, got {raw!r}")
+        lowered = value.lower()
+        pairs.append((key, lowered == "true" if lowered in ("true", "false") else value))
+    return pairs
+
+
+def _options(args: argparse.Namespace) -> SessionOptions:
+    options = SessionOptions.in_dir(getattr(args, "directory", None) or os.getcwd())
+    for key, value in _parse_set(getattr(args, "set", None) or []):
+        options = options.configure(key, value)
+    if getattr(args, "auto_approve", False):
+        options = options.permission_mode(PermissionMode.AUTO_APPROVE)
+    if getattr(args, "record_wire", None):
+        options = options.record_wire(args.record_wire)
+    if getattr(args, "resume", None):
+        options = options.resume(args.resume)
+    return options
+
+
+def _login_lines(login: Sequence[object]) -> list[str]:
+    lines = []
+    for method in login:
+        if isinstance(method, TerminalLogin):
+            lines.append(
+                f"run: {' '.join(method.command)}" + (f"  ({method.description})" if method.description else "")
+            )
+        elif isinstance(method, EnvVarLogin):
+            lines.append(f"or set {method.name}")
+    return lines
+
+
+def _dumps(value: object) -> str:
+    from . import serialize
+
+    return serialize.dumps(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# discover / plugins / probe
+
+
+async def cmd_discover(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
+    report = await runtime.discover()
+    if args.json:
+        print(_dumps(report))
+        return EXIT_OK
+    _print_report(report, out)
+    return EXIT_OK
+
+
+def _print_report(report: DiscoveryReport, out: Renderer) -> None:
+    if not report.agents and not report.missing:
+        out.line("no agent profiles are installed: pip install anyagent-claude (or another adapter package)")
+    for agent in report.agents:
+        version = f" {agent.version}" if agent.version else ""
+        out.line(f"{out.green('✓')} {out.bold(agent.name)} ({agent.id}){version}  {agent.executable_path}")
+        out.line(out.dim(f"    wire: {agent.wire or '?'}, found via {agent.source.value}"))
+        if agent.upgrade is not None:
+            out.line(out.yellow(f"    upgrade available: {agent.upgrade.name} — {agent.upgrade.install_hint}"))
+    for missing in report.missing:
+        out.line(f"{out.red('✗')} {out.bold(missing.name)} ({missing.id}) not installed — {missing.install_hint}")
+        if missing.searched:
+            out.line(
+                out.dim(
+                    f"    searched {len(missing.searched)} directories: {', '.join(missing.searched[:6])}"
+                    + (" …" if len(missing.searched) > 6 else "")
+                )
+            )
+    for diagnostic in report.diagnostics:
+        out.line(out.yellow(f"! {diagnostic.message}"))
+
+
+async def cmd_plugins(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
+    plugins = runtime.plugins()
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": p.name,
+                        "distribution": p.distribution,
+                        "version": p.version,
+                        "wires": list(p.wires),
+                        "profiles": list(p.profiles),
+                    }
+                    for p in plugins
+                ],
+                indent=2,
+            )
+        )
+        return EXIT_OK
+    for plugin in plugins:
+        dist = f"{plugin.distribution} {plugin.version or ''}".strip() if plugin.distribution else "?"
+        out.line(f"{out.bold(plugin.name)}  {out.dim(dist)}")
+        out.line(f"    wires: {', '.join(plugin.wires) or '-'}   agents: {', '.join(plugin.profiles) or '-'}")
+    for diagnostic in runtime.registry().diagnostics:
+        out.line(out.yellow(f"! {diagnostic.message}"))
+    return EXIT_OK
+
+
+async def cmd_probe(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
+    report = await runtime.discover()
+    agents = [report.require(agent_id) for agent_id in args.agents] if args.agents else list(report.agents)
+    results: dict[str, AgentDetails | AgentError] = {}
+
+    async def probe(agent: AgentInstallation) -> None:
+        try:
+            results[agent.id] = await runtime.probe(agent)
+        except AgentError as exc:
+            results[agent.id] = exc
+
+    async with anyio.create_task_group() as tg:
+        for agent in agents:
+            tg.start_soon(probe, agent)
+    if args.json:
+        payload = {}
+        for agent in agents:
+            result = results[agent.id]
+            payload[agent.id] = (
+                json.loads(_dumps(result))
+                if isinstance(result, AgentDetails)
+                else {"error": type(result).__name__, "message": result.message}
+            )
+        print(json.dumps(payload, indent=2))
+        return EXIT_OK
+    if not agents:
+        out.line("no installed agents to probe (see `anyagent discover`)")
+    for agent in agents:
+        _print_details(agent, results[agent.id], out)
+    if len(agents) > 1:
+        _print_matrix(agents, results, out)
+    return EXIT_OK
+
+
+def _print_details(agent: AgentInstallation, result: AgentDetails | AgentError, out: Renderer) -> None:
+    out.line(out.bold(f"{agent.name} ({agent.id})"))
+    if isinstance(result, AgentError):
+        out.line(out.red(f"    {type(result).__name__}: {result.message}"))
+        if isinstance(result, AuthRequired):
+            for line in _login_lines(result.login):
+                out.line(f"    {line}")
+        return
+    auth = result.auth
+    if isinstance(auth, Authenticated):
+        account = auth.account.email if auth.account and auth.account.email else ""
+        out.line(f"    login: {out.green(auth.kind.value)} {account}".rstrip())
+    elif isinstance(auth, Unauthenticated):
+        out.line(f"    login: {out.red('logged out')}")
+        for line in _login_lines(auth.login):
+            out.line(f"      {line}")
+    elif isinstance(auth, AuthUnknown):
+        out.line("    login: unknown")
+    out.line(f"    version: {result.version or 'unknown'}")
+    caps = ", ".join(c.value for c in result.capabilities) or "none"
+    out.line(f"    capabilities: {caps}")
+    for option in result.config_options:
+        if isinstance(option.kind, SelectKind):
+            values = ", ".join(c.value for c in option.kind.choices)
+        else:
+            values = "true/false"
+        live = "" if option.live else " (at open only)"
+        out.line(f"    option {option.id} = {option.current!r}  [{values}]{live}")
+    if result.commands:
+        out.line("    commands: " + " ".join(f"/{c.name}" for c in result.commands))
+
+
+def _print_matrix(
+    agents: list[AgentInstallation], results: dict[str, AgentDetails | AgentError], out: Renderer
+) -> None:
+    width = max(len(c.value) for c in Capability)
+    out.line()
+    out.line(" " * width + "  " + "  ".join(a.id[:8].ljust(8) for a in agents))
+    for capability in Capability:
+        cells = []
+        for agent in agents:
+            result = results[agent.id]
+            mark = "✓" if isinstance(result, AgentDetails) and result.capabilities.supports(capability) else "·"
+            cells.append(mark.ljust(8))
+        out.line(capability.value.ljust(width) + "  " + "  ".join(cells))
+
+
+# ---------------------------------------------------------------------------------------------
+# run / chat
+
+
+def _exit_for(stop: object) -> int:
+    if isinstance(stop, Completed):
+        return EXIT_OK
+    if isinstance(stop, Cancelled):
+        return EXIT_CANCELLED
+    if isinstance(stop, (Failed, Refused)):
+        return EXIT_FAILED
+    return EXIT_FAILED
+
+
+async def _ask_permission(request: PermissionRequest, out: Renderer) -> PermissionChoice:
+    labels = {
+        PermissionChoice.ALLOW_ONCE: "allow once",
+        PermissionChoice.ALLOW_ALWAYS: "allow always",
+        PermissionChoice.DENY_ONCE: "deny",
+        PermissionChoice.DENY_ALWAYS: "deny always",
+    }
+    options = list(request.options)
+    prompt = "  ".join(f"[{i}] {labels[o]}" for i, o in enumerate(options, 1))
+    while True:
+        answer = await _read_line(f"{prompt} > ")
+        if answer is None:
+            return next((o for o in options if o.name.startswith("DENY")), options[-1])
+        answer = answer.strip().lower()
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            return options[int(answer) - 1]
+        for option in options:
+            if answer and labels[option].startswith(answer):
+                return option
+        out.line(out.yellow("pick one of the numbers shown"))
+
+
+async def _ask_question(request: QuestionRequest, out: Renderer) -> list[QuestionAnswer]:
+    answers: list[QuestionAnswer] = []
+    for question in request.questions:
+        while True:
+            raw = await _read_line(f"{question.text} > ")
+            raw = (raw or "").strip()
+            picks = [p.strip() for p in raw.split(",") if p.strip()]
+            if picks and all(p.isdigit() and 1 <= int(p) <= len(question.choices) for p in picks):
+                if len(picks) > 1 and not question.multi_select:
+                    out.line(out.yellow("pick one"))
+                    continue
+                answers.append(QuestionAnswer.choices([question.choices[int(p) - 1].id for p in picks]))
+                break
+            if raw and question.allows_free_text:
+                answers.append(QuestionAnswer.text(raw))
+                break
+            out.line(
+                out.yellow("type the number of a choice" + (" or your answer" if question.allows_free_text else ""))
+            )
+    return answers
+
+
+async def _read_line(prompt: str) -> str | None:
+    """Read one line from stdin without blocking the event loop; None at end of input."""
+
+    def read() -> str | None:
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        if line and not sys.stdin.isatty():
+            sys.stdout.write(line if line.endswith("\n") else line + "\n")  # echo piped answers
+        return line.rstrip("\n") if line else None
+
+    return await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
+
+
+async def _handle_request(session: Session, opened: RequestOpened, out: Renderer, auto: bool) -> None:
+    request = opened.request
+    if isinstance(request, PermissionRequest):
+        if auto:
+            choice = next((o for o in request.options if o.name.startswith("ALLOW")), request.options[0])
+            out.line(out.dim(f"    answered: {choice.name.lower().replace('_', ' ')}"))
+        else:
+            choice = await _ask_permission(request, out)
+        await session.answer(request.id, Answer.permission(choice))
+    else:
+        answers: list[QuestionAnswer]
+        if auto:
+            answers = [
+                QuestionAnswer.choices([q.choices[0].id]) if q.choices else QuestionAnswer.text("yes")
+                for q in request.questions
+            ]
+        else:
+            answers = await _ask_question(request, out)
+        await session.answer(request.id, Answer.question(answers))
+
+
+async def cmd_run(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
+    agent = (await runtime.discover()).require(args.agent)
+    session, events = await runtime.open(agent, _options(args))
+    async with session:
+        await session.prompt(args.prompt)
+        return await _stream_turn(session, events, out, json_lines=args.json, auto=args.auto_approve or args.json)
+
+
+async def _stream_turn(session: Session, events: Events, out: Renderer, *, json_lines: bool, auto: bool) -> int:
+    async for event in events:
+        if json_lines:
+            print(_dumps(event), flush=True)
+        else:
+            out.render(event)
+        kind = event.kind
+        if isinstance(kind, RequestOpened):
+            await _handle_request(session, kind, out, auto)
+        elif isinstance(kind, TurnEnded) and (event.turn_info is None or event.turn_info.parent_tool_id is None):
+            return _exit_for(kind.stop)
+    return EXIT_FAILED
+
+
+async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
+    agent = (await runtime.discover()).require(args.agent)
+    session, events = await runtime.open(agent, _options(args))
+    info = session.info()
+    steer = info.details.capabilities.supports(Capability.STEER)
+    out.line(
+        out.bold(f"{agent.name}")
+        + out.dim(f" — session {session.id}; mid-turn messages {'steer' if steer else 'queue'}")
+    )
+    out.line(
+        out.dim(
+            "commands: /set OPTION VALUE, /cancel, /compact, /rollback N, /info, /quit; Ctrl-C cancels, twice quits"
+        )
+    )
+    pending_requests: list[RequestOpened] = []
+    done = anyio.Event()
+
+    async def consume() -> None:
+        try:
+            async for event in events:
+                out.render(event)
+                if isinstance(event.kind, RequestOpened):
+                    pending_requests.append(event.kind)
+                    await _handle_request(session, event.kind, out, args.auto_approve)
+        except AgentError as exc:
+            out.line(out.red(f"session ended: {type(exc).__name__}: {exc.message}"))
+        finally:
+            done.set()
+
+    async def interrupts() -> None:
+        last = 0.0
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                now = anyio.current_time()
+                if now - last < 2.0 or session.status().value == "idle":
+                    done.set()
+                    return
+                last = now
+                out.line(out.yellow("cancelling the turn (Ctrl-C again to quit)"))
+                await session.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(consume)
+        if sys.platform != "win32":
+            tg.start_soon(interrupts)
+
+        async def read_input() -> None:
+            while not done.is_set():
+                line = await _read_line("")
+                if line is None or line.strip() in ("/quit", "/exit"):
+                    done.set()
+                    return
+                await _chat_line(session, line, out)
+
+        tg.start_soon(read_input)
+        await done.wait()
+        await session.close()
+        tg.cancel_scope.cancel()
+    return EXIT_OK
+
+
+async def _chat_line(session: Session, line: str, out: Renderer) -> None:
+    text = line.strip()
+    if not text:
+        return
+    try:
+        if text.startswith("/set "):
+            parts = text.split(maxsplit=2)
+            if len(parts) != 3:
+                out.line(out.yellow("usage: /set OPTION VALUE"))
+                return
+            ((key, value),) = _parse_set([f"{parts[1]}={parts[2]}"])
+            await session.configure(key, value)
+        elif text == "/cancel":
+            await session.cancel()
+        elif text == "/compact":
+            await session.compact()
+        elif text.startswith("/rollback"):
+            parts = text.split()
+            await session.rollback(int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 1)
+        elif text == "/info":
+            info = session.info()
+            out.line(
+                out.dim(f"session {info.session_id}, status {info.status.value}, resume token {info.resume_token}")
+            )
+            for key, value in info.configuration.items():
+                out.line(out.dim(f"  {key} = {value}"))
+        else:
+            delivery = await session.prompt(text)
+            if isinstance(delivery.kind, Queued):
+                out.line(out.dim(f"(queued, position {delivery.kind.position + 1})"))
+            elif isinstance(delivery.kind, Steered):
+                out.line(out.dim("(steered into the running turn)"))
+    except (AgentError, UsageError) as exc:
+        message = exc.message if isinstance(exc, AgentError) else str(exc)
+        out.line(out.yellow(f"{type(exc).__name__}: {message}"))
+
+
+# ---------------------------------------------------------------------------------------------
+# demo
+
+
+async def cmd_demo(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
+    from ._demo import run_demo
+
+    return await run_demo(out, auto=args.yes)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="anyagent", description="One interface to every coding agent on this machine."
+    )
+    parser.add_argument("--no-color", action="store_true", help="plain output")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("discover", help="installed agents, missing ones with install hints")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("probe", help="ask installed agents for login state, version, capabilities, options")
+    p.add_argument("agents", nargs="*", metavar="AGENT")
+    p.add_argument("--json", action="store_true")
+
+    for name, help_text in (("run", "one turn, streamed"), ("chat", "an interactive session")):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("agent", metavar="AGENT")
+        if name == "run":
+            p.add_argument("prompt", metavar="PROMPT")
+            p.add_argument("--json", action="store_true", help="one JSON event per line (anyagent.serialize)")
+        else:
+            p.add_argument("--resume", metavar="TOKEN")
+        p.add_argument("--auto-approve", action="store_true", help="allow every permission request once")
+        p.add_argument("--record-wire", metavar="PATH", help="tee the raw protocol to a JSONL file")
+        p.add_argument("-C", dest="directory", metavar="DIR", help="working directory for the agent")
+        p.add_argument("--set", action="append", metavar="ID=VALUE", help="a config option (repeatable)")
+
+    p = sub.add_parser("demo", help="the whole stack against a bundled scripted agent; needs nothing installed")
+    p.add_argument("--yes", action="store_true", help="answer the permission prompt automatically")
+
+    p = sub.add_parser("plugins", help="installed plugins, their wires and agents")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+COMMANDS = {
+    "discover": cmd_discover,
+    "probe": cmd_probe,
+    "run": cmd_run,
+    "chat": cmd_chat,
+    "demo": cmd_demo,
+    "plugins": cmd_plugins,
+}
+
+
+async def _main(args: argparse.Namespace) -> int:
+    out = Renderer(color=False if args.no_color else None)
+    handler = COMMANDS[args.command]
+    async with Runtime() as runtime:
+        try:
+            return await handler(runtime, args, out)
+        except NotInstalled as exc:
+            out.line(out.red(f"error: {exc.message}"))
+            return EXIT_NOT_INSTALLED
+        except AuthRequired as exc:
+            out.line(out.red(f"error: {exc.message}"))
+            for line in _login_lines(exc.login):
+                out.line(f"  {line}")
+            return EXIT_AUTH
+        except (InvalidConfiguration, UsageError) as exc:
+            out.line(out.red(f"error: {exc.message if isinstance(exc, AgentError) else exc}"))
+            return EXIT_USAGE
+        except AgentError as exc:
+            out.line(out.red(f"error: {type(exc).__name__}: {exc.message}"))
+            return EXIT_AGENT_ERROR
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``anyagent`` console script; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        status = anyio.run(_main, args)
+    except KeyboardInterrupt:
+        status = EXIT_CANCELLED
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
