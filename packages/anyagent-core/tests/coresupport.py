@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from typing import TypeVar
 
 import anyio
+
 from anyagent import Event, Events, Runtime, Session, SessionOptions, StatusChanged, TurnEnded
 from anyagent.mock import Script
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from coresupport import kinds, mock_session, statuses
+
 from anyagent import (
     AgentOrigin,
     Answer,
@@ -37,7 +39,6 @@ from anyagent import (
     TurnStarted,
 )
 from anyagent.mock import Script, Step, completed, permission, text, tool
-from coresupport import kinds, mock_session, statuses
 
 pytestmark = pytest.mark.anyio
 

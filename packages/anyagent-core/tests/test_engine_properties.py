@@ -14,6 +14,9 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from anyagent import (
     Answer,
     Event,
@@ -29,8 +32,6 @@ from anyagent import (
     TurnStarted,
 )
 from anyagent.mock import Script, Step, cancelled, completed, failed, permission, text, tool
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 _counter = iter(range(10**9))
 

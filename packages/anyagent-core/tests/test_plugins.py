@@ -7,8 +7,9 @@ import textwrap
 import types
 from pathlib import Path
 
-import anyagent
 import pytest
+
+import anyagent
 from anyagent import AgentProfile, PluginWarning, Runtime, SessionOptions
 from anyagent.mock import MockAdapter
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyagent._engine as engine_module
 import anyio
 import pytest
+from coresupport import kinds, mock_session
+
+import anyagent._engine as engine_module
 from anyagent import (
     AgentInstallation,
     Answer,
@@ -38,7 +40,6 @@ from anyagent import (
     seam,
 )
 from anyagent.mock import Script, Step, completed, permission, question, select_option, text, tool
-from coresupport import kinds, mock_session
 
 pytestmark = pytest.mark.anyio
 
