@@ -61,7 +61,8 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     site = tmp_path / "site"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.delenv("ANYAGENT_LOAD_PLUGINS", raising=False)
+    # hermetic: only this test's distributions load, whatever else is installed in the environment
+    monkeypatch.setenv("ANYAGENT_LOAD_PLUGINS", "good-plug,broken-plug,hook-plug")
     monkeypatch.delenv("ANYAGENT_DISABLE_PLUGINS", raising=False)
     yield site
     for name in ("goodplug", "brokenplug", "hookplug"):
@@ -119,7 +120,7 @@ def test_load_allow_list_and_deny_list(site: Path, monkeypatch: pytest.MonkeyPat
     assert "echo" in Runtime().registry().profiles  # broken one not loaded: no warning raised
     monkeypatch.setenv("ANYAGENT_LOAD_PLUGINS", "")
     assert Runtime().registry().profiles == {}
-    monkeypatch.delenv("ANYAGENT_LOAD_PLUGINS")
+    monkeypatch.setenv("ANYAGENT_LOAD_PLUGINS", "good-plug,broken-plug")
     monkeypatch.setenv("ANYAGENT_DISABLE_PLUGINS", "brokenplug, goodplug")
     names = [p.name for p in Runtime().plugins()]
     assert "goodplug" not in names and "brokenplug" not in names

@@ -273,7 +273,7 @@ class ToolUpdate:
     output: str | None = None
     diffs: tuple[FileDiff, ...] = attrs.field(default=(), converter=_tuple)
     locations: tuple[ToolLocation, ...] = attrs.field(default=(), converter=_tuple)
-    raw: Mapping[str, JSON] | None = None
+    raw: Mapping[str, JSON] | None = attrs.field(default=None, converter=attrs.converters.optional(_frozen_mapping))
 
 
 class PlanEntryStatus(enum.Enum):
