@@ -16,7 +16,6 @@ from ._types import (
     ContextUsage,
     Diagnostic,
     Event,
-    Failed,
     FileDiff,
     McpTool,
     MessageEnded,

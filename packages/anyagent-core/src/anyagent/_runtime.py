@@ -17,6 +17,7 @@ from ._discovery import Discovery
 from ._engine import CLOSE_GRACE, Events, Session, _Engine
 from ._errors import (
     AgentError,
+    AuthRequired,
     HandshakeTimeout,
     InvalidConfiguration,
     InvalidRequest,
@@ -44,6 +45,7 @@ from ._types import (
     ToolStatus,
     ToolUpdated,
     TurnEnded,
+    Unauthenticated,
 )
 from .hookspecs import hookimpl
 
@@ -251,10 +253,16 @@ class Runtime:
                 await session.close()
 
     async def probe(self, agent: AgentInstallation) -> AgentDetails:
-        """Open a throwaway session (tools off) to learn version, login, capabilities, options, commands."""
+        """Open a throwaway session (tools off) to learn version, login, capabilities, options, commands.
+
+        A logged-out agent is not an error here: its details say ``Unauthenticated(login)``.
+        """
         options = SessionOptions.in_dir(os.getcwd()).without_tools()
-        async with self._throwaway(agent, options) as (session, _events):
-            return session.info().details
+        try:
+            async with self._throwaway(agent, options) as (session, _events):
+                return session.info().details
+        except AuthRequired as exc:
+            return AgentDetails(auth=Unauthenticated(exc.login))
 
     async def probe_auth(self, agent: AgentInstallation) -> AuthStatus:
         """The login state, by the adapter's cheaper check when it has one, else by ``probe``."""

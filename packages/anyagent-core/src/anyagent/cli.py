@@ -14,7 +14,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
 
@@ -262,7 +262,10 @@ def _exit_for(stop: object) -> int:
     return EXIT_FAILED
 
 
-async def _ask_permission(request: PermissionRequest, out: Renderer) -> PermissionChoice:
+Ask = Callable[[str], Awaitable["str | None"]]
+
+
+async def _ask_permission(request: PermissionRequest, out: Renderer, ask: Ask) -> PermissionChoice:
     labels = {
         PermissionChoice.ALLOW_ONCE: "allow once",
         PermissionChoice.ALLOW_ALWAYS: "allow always",
@@ -272,7 +275,7 @@ async def _ask_permission(request: PermissionRequest, out: Renderer) -> Permissi
     options = list(request.options)
     prompt = "  ".join(f"[{i}] {labels[o]}" for i, o in enumerate(options, 1))
     while True:
-        answer = await _read_line(f"{prompt} > ")
+        answer = await ask(f"{prompt} > ")
         if answer is None:
             return next((o for o in options if o.name.startswith("DENY")), options[-1])
         answer = answer.strip().lower()
@@ -284,11 +287,11 @@ async def _ask_permission(request: PermissionRequest, out: Renderer) -> Permissi
         out.line(out.yellow("pick one of the numbers shown"))
 
 
-async def _ask_question(request: QuestionRequest, out: Renderer) -> list[QuestionAnswer]:
+async def _ask_question(request: QuestionRequest, out: Renderer, ask: Ask) -> list[QuestionAnswer]:
     answers: list[QuestionAnswer] = []
     for question in request.questions:
         while True:
-            raw = await _read_line(f"{question.text} > ")
+            raw = await ask(f"{question.text} > ")
             raw = (raw or "").strip()
             picks = [p.strip() for p in raw.split(",") if p.strip()]
             if picks and all(p.isdigit() and 1 <= int(p) <= len(question.choices) for p in picks):
@@ -320,14 +323,18 @@ async def _read_line(prompt: str) -> str | None:
     return await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
 
 
-async def _handle_request(session: Session, opened: RequestOpened, out: Renderer, auto: bool) -> None:
+async def _handle_request(
+    session: Session, opened: RequestOpened, out: Renderer, auto: bool, *, quiet: bool = False, ask: Ask | None = None
+) -> None:
+    ask = ask or _read_line
     request = opened.request
     if isinstance(request, PermissionRequest):
         if auto:
             choice = next((o for o in request.options if o.name.startswith("ALLOW")), request.options[0])
-            out.line(out.dim(f"    answered: {choice.name.lower().replace('_', ' ')}"))
+            if not quiet:
+                out.line(out.dim(f"    answered: {choice.name.lower().replace('_', ' ')}"))
         else:
-            choice = await _ask_permission(request, out)
+            choice = await _ask_permission(request, out, ask)
         await session.answer(request.id, Answer.permission(choice))
     else:
         answers: list[QuestionAnswer]
@@ -337,7 +344,7 @@ async def _handle_request(session: Session, opened: RequestOpened, out: Renderer
                 for q in request.questions
             ]
         else:
-            answers = await _ask_question(request, out)
+            answers = await _ask_question(request, out, ask)
         await session.answer(request.id, Answer.question(answers))
 
 
@@ -357,17 +364,57 @@ async def _stream_turn(session: Session, events: Events, out: Renderer, *, json_
             out.render(event)
         kind = event.kind
         if isinstance(kind, RequestOpened):
-            await _handle_request(session, kind, out, auto)
+            await _handle_request(session, kind, out, auto, quiet=json_lines)
         elif isinstance(kind, TurnEnded) and (event.turn_info is None or event.turn_info.parent_tool_id is None):
+            if isinstance(kind.stop, Failed):
+                await _drain_failure(events, out, json_lines)
             return _exit_for(kind.stop)
     return EXIT_FAILED
+
+
+async def _drain_failure(events: Events, out: Renderer, json_lines: bool) -> None:
+    """After a failed turn the session may be ending: surface why (raises its AgentError)."""
+    with anyio.move_on_after(1.0):
+        async for event in events:
+            if json_lines:
+                print(_dumps(event), flush=True)
+            else:
+                out.render(event)
+
+
+class _LineRouter:
+    """The one reader of stdin in ``chat``: a line answers the pending request if there is one,
+    otherwise it is a chat line (prompt or slash command)."""
+
+    def __init__(self) -> None:
+        self._waiter: tuple[anyio.Event, list[str | None]] | None = None
+
+    async def ask(self, prompt: str) -> str | None:
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+        done = anyio.Event()
+        box: list[str | None] = []
+        self._waiter = (done, box)
+        try:
+            await done.wait()
+        finally:
+            self._waiter = None
+        return box[0]
+
+    def offer(self, line: str | None) -> bool:
+        """Hand ``line`` to a waiting question; False when nobody is asking."""
+        if self._waiter is None:
+            return False
+        done, box = self._waiter
+        box.append(line)
+        done.set()
+        return True
 
 
 async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
     agent = (await runtime.discover()).require(args.agent)
     session, events = await runtime.open(agent, _options(args))
-    info = session.info()
-    steer = info.details.capabilities.supports(Capability.STEER)
+    steer = session.info().details.capabilities.supports(Capability.STEER)
     out.line(
         out.bold(f"{agent.name}")
         + out.dim(f" — session {session.id}; mid-turn messages {'steer' if steer else 'queue'}")
@@ -377,7 +424,7 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
             "commands: /set OPTION VALUE, /cancel, /compact, /rollback N, /info, /quit; Ctrl-C cancels, twice quits"
         )
     )
-    pending_requests: list[RequestOpened] = []
+    router = _LineRouter()
     done = anyio.Event()
 
     async def consume() -> None:
@@ -385,15 +432,14 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
             async for event in events:
                 out.render(event)
                 if isinstance(event.kind, RequestOpened):
-                    pending_requests.append(event.kind)
-                    await _handle_request(session, event.kind, out, args.auto_approve)
+                    await _handle_request(session, event.kind, out, args.auto_approve, ask=router.ask)
         except AgentError as exc:
             out.line(out.red(f"session ended: {type(exc).__name__}: {exc.message}"))
         finally:
             done.set()
 
     async def interrupts() -> None:
-        last = 0.0
+        last = -10.0
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
             async for _ in signals:
                 now = anyio.current_time()
@@ -404,19 +450,20 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
                 out.line(out.yellow("cancelling the turn (Ctrl-C again to quit)"))
                 await session.cancel()
 
+    async def read_input() -> None:
+        while not done.is_set():
+            line = await _read_line("")
+            if router.offer(line):
+                continue
+            if line is None or line.strip() in ("/quit", "/exit"):
+                done.set()
+                return
+            await _chat_line(session, line, out)
+
     async with anyio.create_task_group() as tg:
         tg.start_soon(consume)
         if sys.platform != "win32":
             tg.start_soon(interrupts)
-
-        async def read_input() -> None:
-            while not done.is_set():
-                line = await _read_line("")
-                if line is None or line.strip() in ("/quit", "/exit"):
-                    done.set()
-                    return
-                await _chat_line(session, line, out)
-
         tg.start_soon(read_input)
         await done.wait()
         await session.close()
@@ -479,6 +526,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="anyagent", description="One interface to every coding agent on this machine."
     )
     parser.add_argument("--no-color", action="store_true", help="plain output")
+    parser.add_argument(
+        "--mock",
+        metavar="SCRIPT.json",
+        help="use only the scripted agent 'mock' playing this script (for trying and testing)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("discover", help="installed agents, missing ones with install hints")
@@ -522,7 +574,17 @@ COMMANDS = {
 async def _main(args: argparse.Namespace) -> int:
     out = Renderer(color=False if args.no_color else None)
     handler = COMMANDS[args.command]
-    async with Runtime() as runtime:
+    if args.mock:
+        from .mock import Script
+
+        try:
+            runtime = Runtime.with_mock(Script.load(args.mock))
+        except AgentError as exc:
+            out.line(out.red(f"error: {exc.message}"))
+            return EXIT_USAGE
+    else:
+        runtime = Runtime()
+    async with runtime:
         try:
             return await handler(runtime, args, out)
         except NotInstalled as exc:
@@ -548,6 +610,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = anyio.run(_main, args)
     except KeyboardInterrupt:
         status = EXIT_CANCELLED
+    except BrokenPipeError:
+        # the reader went away (`anyagent run ... --json | head`): stop quietly, like other tools
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        status = EXIT_OK
     return status
 
 

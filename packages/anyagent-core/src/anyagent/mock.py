@@ -23,21 +23,24 @@ unanswered), ``ends_turns`` / ``ends_agent_turns`` (False: no end frame, complet
 ``stale_before_ack`` (a frame of the previous turn arrives before each ack), ``permissions``,
 ``options`` (config options; ``configure`` updates them), ``compact``, ``capabilities`` (more
 ``Capability`` values to report), ``buffer`` (the adapter's event buffer), ``ignore_close``
-(a wedged agent), ``version``.
+(a wedged agent), ``logged_out`` (``open`` raises ``AuthRequired``), ``version``.
 """
 
 from __future__ import annotations
 
 import enum
+import json
+import os
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
 import attrs
 
 from . import seam
-from ._errors import InvalidConfiguration, ResumeFailed
+from ._errors import AuthRequired, InvalidConfiguration, ResumeFailed
 from ._types import (
     JSON,
     Account,
@@ -52,6 +55,7 @@ from ._types import (
     ConfigValue,
     ContextCompacted,
     ContextUsage,
+    EnvVarLogin,
     EventKind,
     Failed,
     FileDiff,
@@ -66,6 +70,7 @@ from ._types import (
     RequestOpened,
     SelectKind,
     StopReason,
+    TerminalLogin,
     TextDelta,
     ToolInput,
     ToolKind,
@@ -177,6 +182,7 @@ class Script:
     capabilities: tuple[Capability, ...] = attrs.field(default=(), converter=_tuple)
     buffer: int = 64
     ignore_close: bool = False
+    logged_out: bool = False
     version: str = "mock"
     entries: tuple[_Entry, ...] = ()
 
@@ -188,6 +194,33 @@ class Script:
         """Append a turn the agent starts by itself, right after the entry before it."""
         return attrs.evolve(self, entries=(*self.entries, _Entry(tuple(steps), agent=True)))
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Script:
+        """A script from its JSON form (see ``load``); ``InvalidConfiguration`` when malformed."""
+        return _script_from_json(data)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Script:
+        """Read a script from a JSON file::
+
+            {"steer": false, "ends_turns": true, "options": [<ConfigOption>...], "capabilities": ["resume"],
+             "turns": [{"agent": false, "steps": [
+                 {"emit": {"type": "TextDelta", "message_id": "m1", "text": "hi"}},
+                 {"emit": {...}, "parent_tool_id": "task1"},
+                 {"await_answer": true}, {"sleep": 0.1}, {"die": "exit status: 9"},
+                 {"repeat": 3, "steps": [...]},
+                 {"end": {"type": "Completed", "source": "protocol"}}]}]}
+
+        Event kinds, stop reasons and options use the ``anyagent.serialize`` JSON shape.
+        """
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InvalidConfiguration(f"cannot read mock script {path}: {exc}") from None
+        if not isinstance(data, dict):
+            raise InvalidConfiguration(f"mock script {path} must hold a JSON object")
+        return _script_from_json(data)
+
     def capability_set(self) -> Capabilities:
         """What the scripted agent reports."""
         caps = {Capability.QUESTIONS, *self.capabilities}
@@ -198,6 +231,68 @@ class Script:
         if self.compact:
             caps.add(Capability.COMPACT)
         return Capabilities.of(*caps)
+
+
+_FLAGS = (
+    "steer",
+    "steer_rejects",
+    "steer_ack",
+    "ends_turns",
+    "ends_agent_turns",
+    "stale_before_ack",
+    "permissions",
+    "compact",
+    "ignore_close",
+    "logged_out",
+)
+
+
+def _script_from_json(data: Mapping[str, Any]) -> Script:
+    from . import serialize
+
+    try:
+        known = {*_FLAGS, "options", "capabilities", "buffer", "version", "turns"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InvalidConfiguration(f"unknown mock script keys: {', '.join(unknown)}")
+        flags: dict[str, Any] = {}
+        for name in _FLAGS:
+            if name in data:
+                if not isinstance(data[name], bool):
+                    raise InvalidConfiguration(f"mock script key {name!r} must be true or false")
+                flags[name] = data[name]
+        script = Script(
+            **flags,
+            options=tuple(serialize.structure(o, ConfigOption) for o in data.get("options", [])),
+            capabilities=tuple(Capability(c) for c in data.get("capabilities", [])),
+            buffer=int(data.get("buffer", 64)),
+            version=str(data.get("version", "mock")),
+        )
+        for turn in data.get("turns", []):
+            steps = tuple(_step_from_json(step) for step in turn.get("steps", []))
+            script = script.agent_turn(steps) if turn.get("agent", False) else script.turn(steps)
+        return script
+    except (serialize.SerializationError, ValueError, TypeError, AttributeError) as exc:
+        raise InvalidConfiguration(f"malformed mock script: {exc}") from None
+
+
+def _step_from_json(step: Mapping[str, Any]) -> Step:
+    from . import serialize
+
+    if "emit" in step:
+        kind = serialize.structure(step["emit"], EventKind)
+        return Step.emit(kind, step.get("parent_tool_id"), step.get("extensions"))
+    if "end" in step:
+        return Step.end(serialize.structure(step["end"], StopReason), step.get("parent_tool_id"))
+    if "await_answer" in step:
+        return Step.await_answer()
+    if "sleep" in step:
+        return Step.sleep(float(step["sleep"]))
+    if "die" in step:
+        return Step.die(str(step["die"]))
+    if "repeat" in step:
+        return Step.repeat(int(step["repeat"]), [_step_from_json(s) for s in step.get("steps", [])])
+    raise InvalidConfiguration(f"unknown mock step {dict(step)!r}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,6 +419,9 @@ def select_option(
 # ---------------------------------------------------------------------------------------------
 # the adapter
 
+MOCK_LOGIN = (TerminalLogin(("mock-agent", "login"), "log in to the mock agent"), EnvVarLogin("MOCK_API_KEY"))
+"""The login methods a ``Script(logged_out=True)`` agent reports."""
+
 
 class MockAdapter(seam.Adapter):
     """The scripted agent behind ``Runtime.with_mock``. Wire name ``"mock"``."""
@@ -338,6 +436,8 @@ class MockAdapter(seam.Adapter):
         """Validate the options the way a real wire would and return the scripted driver."""
         script = self.script
         caps = script.capability_set()
+        if script.logged_out:
+            raise AuthRequired(MOCK_LOGIN, "the mock agent is logged out")
         if request.options.resume_token is not None and not caps.supports(Capability.RESUME):
             raise ResumeFailed("the mock agent cannot resume")
         if request.options.config_home_dir is not None:

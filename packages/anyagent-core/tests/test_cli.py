@@ -1,0 +1,196 @@
+"""The `anyagent` command, end to end as a subprocess, with scripted mock agents."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from anyagent import DiscoveryReport, Event, TurnEnded, serialize
+
+TEXT_TURN = {"type": "TextDelta", "message_id": "m1", "text": "hello from the mock"}
+COMPLETED = {"type": "Completed", "source": "protocol"}
+PERMISSION = {
+    "type": "RequestOpened",
+    "request": {
+        "type": "PermissionRequest",
+        "id": "r1",
+        "tool": {
+            "id": "t1",
+            "kind": "execute",
+            "title": "Run make test",
+            "status": "pending",
+            "input": {"command": "make test"},
+        },
+        "options": ["allow_once", "deny_once"],
+    },
+}
+
+
+def write_script(tmp_path: Path, turns: list[list[dict[str, Any]]], **flags: Any) -> Path:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({**flags, "turns": [{"steps": steps} for steps in turns]}))
+    return path
+
+
+def cli(*args: str, stdin: str = "", timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "ANYAGENT_NO_LOGIN_SHELL": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "anyagent.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def test_discover_lists_the_mock_and_json_round_trips(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [])
+    human = cli("--mock", str(script), "discover")
+    assert human.returncode == 0, human.stderr
+    assert "Mock agent (mock)" in human.stdout
+    machine = cli("--mock", str(script), "discover", "--json")
+    report = serialize.loads(machine.stdout, DiscoveryReport)
+    assert [a.id for a in report.agents] == ["mock"]
+
+
+def test_probe_prints_details_and_json(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [], capabilities=["resume"])
+    human = cli("--mock", str(script), "probe", "mock")
+    assert human.returncode == 0, human.stderr
+    assert "login: api_key" in human.stdout
+    assert "resume" in human.stdout
+    machine = json.loads(cli("--mock", str(script), "probe", "--json").stdout)
+    assert machine["mock"]["version"] == "mock"
+
+
+def test_run_json_prints_one_parseable_event_per_line(tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path, [[{"emit": TEXT_TURN}, {"emit": PERMISSION}, {"await_answer": True}, {"end": COMPLETED}]]
+    )
+    result = cli("--mock", str(script), "run", "mock", "hi", "--json")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    events = [serialize.loads(line) for line in lines]
+    assert all(isinstance(e, Event) for e in events)
+    assert [serialize.dumps(e) for e in events] == lines
+    assert [e.sequence for e in events] == list(range(1, len(events) + 1))
+    assert isinstance(events[-1].kind, TurnEnded)
+    assert "RequestClosed" in result.stdout  # --json answers permissions automatically
+
+
+def test_run_asks_for_permission_and_streams_a_turn(tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path, [[{"emit": TEXT_TURN}, {"emit": PERMISSION}, {"await_answer": True}, {"end": COMPLETED}]]
+    )
+    result = cli("--mock", str(script), "run", "mock", "hi", stdin="2\n")
+    assert result.returncode == 0, result.stderr
+    assert "hello from the mock" in result.stdout
+    assert "? permission: Run make test" in result.stdout
+    assert "[1] allow once  [2] deny" in result.stdout
+    assert "— turn done" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["run", "claude", "hi"], 3, "not installed"),
+        (["run", "mock", "hi", "--set", "model=opus"], 2, "no config option 'model'"),
+        (["run", "mock", "hi", "--set", "novalue"], 2, "--set takes id=value"),
+    ],
+)
+def test_errors_have_exit_codes_and_messages(tmp_path: Path, args: list[str], status: int, message: str) -> None:
+    script = write_script(tmp_path, [[{"end": COMPLETED}]])
+    result = cli("--mock", str(script), *args)
+    assert result.returncode == status, result.stdout + result.stderr
+    assert message in result.stdout
+
+
+def test_a_failed_turn_exits_1_and_a_bad_script_exits_2(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [[{"end": {"type": "Failed", "message": "model overloaded"}}]])
+    result = cli("--mock", str(script), "run", "mock", "hi")
+    assert result.returncode == 1
+    assert "failed: model overloaded" in result.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"turns": [{"steps": [{"teleport": 1}]}]}')
+    result = cli("--mock", str(bad), "run", "mock", "hi")
+    assert result.returncode == 2
+    assert "unknown mock step" in result.stdout
+
+
+def test_a_logged_out_agent_exits_4_with_its_login_methods(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [], logged_out=True)
+    result = cli("--mock", str(script), "run", "mock", "hi")
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "run: mock-agent login" in result.stdout
+    assert "or set MOCK_API_KEY" in result.stdout
+    probe = cli("--mock", str(script), "probe", "mock")
+    assert probe.returncode == 0
+    assert "logged out" in probe.stdout
+
+
+def test_an_agent_dying_mid_turn_exits_with_the_reason(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [[{"emit": TEXT_TURN}, {"die": "exit status: 1"}]])
+    result = cli("--mock", str(script), "run", "mock", "hi")
+    assert result.returncode == 5, result.stdout + result.stderr
+    assert "failed: the agent exited during the turn" in result.stdout
+    assert "ProcessExited" in result.stdout
+
+
+def test_demo_runs_the_whole_stack(tmp_path: Path) -> None:
+    result = cli("demo", "--yes")
+    assert result.returncode == 0, result.stderr
+    for expected in ("thinking:", "? permission: Edit calc.py", "+    return a + b", "context: 18,432", "— turn done"):
+        assert expected in result.stdout
+
+
+def test_plugins_lists_the_builtin(tmp_path: Path) -> None:
+    result = cli("plugins", "--json")
+    assert result.returncode == 0, result.stderr
+    names = [p["name"] for p in json.loads(result.stdout)]
+    assert "anyagent.builtin" in names
+
+
+def test_chat_answers_a_permission_and_ctrl_c_cancels(tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path,
+        [
+            [{"emit": TEXT_TURN}, {"emit": PERMISSION}, {"await_answer": True}, {"end": COMPLETED}],
+            [
+                {"emit": {"type": "TextDelta", "message_id": "m2", "text": "working on it"}},
+                {"sleep": 30},
+                {"end": COMPLETED},
+            ],
+        ],
+    )
+    env = {**os.environ, "NO_COLOR": "1", "ANYAGENT_NO_LOGIN_SHELL": "1"}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "anyagent.cli", "--mock", str(script), "chat", "mock"],
+        env=env,
+        encoding="utf-8",
+        timeout=15,
+    )
+    try:
+        child.expect("mid-turn messages queue")
+        child.sendline("run the tests")
+        child.expect(r"\[1\] allow once  \[2\] deny > ")
+        child.sendline("1")
+        child.expect("— turn done")
+        child.sendline("keep going")
+        child.expect("working on it")
+        child.sendintr()
+        child.expect("cancelling the turn")
+        child.expect("— turn cancelled")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
