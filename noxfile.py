@@ -12,7 +12,14 @@ nox.options.reuse_existing_virtualenvs = True
 
 ROOT = Path(__file__).parent
 PACKAGES = sorted(p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists())
-TEST_DEPS = ["pytest>=8", "anyio[trio]>=4.4", "hypothesis>=6.100", "pexpect>=4.9", "jsonschema>=4.20", "rfc3339-validator>=0.1.4"]
+TEST_DEPS = [
+    "pytest>=8",
+    "anyio[trio]>=4.4",
+    "hypothesis>=6.100",
+    "pexpect>=4.9",
+    "jsonschema>=4.20",
+    "rfc3339-validator>=0.1.4",
+]
 
 
 def _install_packages(session: nox.Session) -> None:
