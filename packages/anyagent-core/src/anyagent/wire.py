@@ -1,0 +1,943 @@
+"""Wire plumbing shared by adapters (``anyagent.wire``): JSON lines, JSON-RPC 2.0, HTTP + SSE, and
+the wire recorder.
+
+JSON lines over an agent's stdio::
+
+    lines = JsonLines(proc)                     # proc from anyagent.process.spawn
+    await lines.send({"type": "user", ...})     # one compact line, under a lock
+    async for frame in lines:                   # dict per stdout line; BadLine for anything else
+        if isinstance(frame, BadLine):
+            await link.diagnostic(f"agent wrote {frame.reason}", raw=frame.text)
+
+JSON-RPC 2.0 on top (codex app-server, ACP)::
+
+    peer = JsonRpcPeer(lines, accepts={"session/request_permission"})
+    result = await peer.request("initialize", {...})     # JsonRpcError on an error response
+    async for message in peer:                           # Notification | IncomingRequest | Stray | BadLine
+        ...                                              # IncomingRequest: await message.reply(result)
+
+HTTP agents (opencode serve)::
+
+    async with HttpWire("http://127.0.0.1:4096", auth=("opencode", secret), recorder=rec) as http:
+        reply = await http.request("POST", "/session", json={})
+        async with http.events("/event") as events:
+            async for event in events:                   # SseEvent; envelopes unwrapped
+                ...
+
+Nothing here starts a task: reading happens in whichever task awaits, so a wire opened in
+``Adapter.connect`` keeps working in ``Driver.run`` (no task group outlives its task). Reads are
+cancel-safe: a cancelled ``receive``/``request`` never loses a frame.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import itertools
+import json
+import os
+import stat
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Union, cast
+
+import anyio
+import anyio.lowlevel
+import attrs
+import httpx
+import httpx_sse
+
+from ._errors import AgentError, InvalidRequest, ProcessExited, ProtocolFailed
+from ._types import JSON
+from .process import AgentProcess
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "BadLine",
+    "Frame",
+    "HttpReply",
+    "HttpWire",
+    "IncomingRequest",
+    "JsonLines",
+    "JsonRpcError",
+    "JsonRpcPeer",
+    "Notification",
+    "SseEvent",
+    "SseStream",
+    "Stray",
+    "WireRecorder",
+]
+
+Frame = dict[str, Any]
+"""One parsed JSON object from the wire."""
+
+_READ_CHUNK = 1024 * 1024
+_TEXT_CAP = 4096  # characters of a bad line kept in ``BadLine.text``
+_BATCH_LIMIT = 256 * 1024  # bytes of recorded frames batched before a write
+_STDIN_DEATH_WAIT = 0.5  # seconds to let a dying agent finish dying so its status is known
+
+
+def _dumps(value: Any) -> bytes:
+    """Compact one-line JSON (UTF-8; lone surrogates fall back to ASCII escapes)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
+
+
+# ---------------------------------------------------------------------------------------------
+# the recorder
+
+
+class WireRecorder:
+    """Tees every raw frame, both directions, to a JSONL file created with mode 0600.
+
+    Line shapes (``_t`` = seconds since the process was spawned, 3 decimals), as in the
+    shared recordings:
+
+    * agent → client: the frame itself plus ``_t`` (the agent's own bytes, ``_t`` spliced in);
+    * client → agent: ``{"_sent": <frame>, "_t": …}``;
+    * a stdout line that is not a JSON object: ``{"_raw": "<text>", "_t": …}`` (an over-long
+      line keeps its first 4 KiB and adds ``"_size": <bytes>``);
+    * a process start: ``{"_meta": {"cmd": [...], "cwd": "..."}, "_t": 0.0}``; its end:
+      ``{"_note": {"exit": <code or status text>}, "_t": …}``;
+    * HTTP wires: ``{"_http": {...}, "_t": …}`` where the inner object has ``kind``:
+      ``"request"`` (``id``, ``method``, ``url``, ``body``), ``"response"`` (``id``, ``status``,
+      ``body`` or ``text``), ``"error"`` (``id``, ``error``), ``"sse_open"`` (``stream``, ``url``,
+      ``status``), ``"sse"`` (``stream``, ``event``, ``id``, ``data`` or ``text``),
+      ``"sse_end"`` (``stream``, ``error`` when it broke). Request and response share ``id``;
+      events share ``stream``. Headers are not recorded (they carry the session secret).
+
+    Recording never fails a turn: the first write error (or a path that cannot be opened) stops
+    the recording, sets ``failure``, and calls ``on_failure(message)`` once; ``take_failure()``
+    hands the message out once, for an adapter to turn into a ``Diagnostic``. Frames ``JsonLines``
+    reads are batched and written whenever it has handed out every line it had buffered (one
+    ``write`` per stdout chunk, not per frame); everything else is written at once (``O_APPEND``).
+    So the file is complete whenever the reader is idle, and a crash loses at most the frames of
+    one chunk the adapter was still working through.
+    """
+
+    def __init__(self, path: Path, on_failure: Callable[[str], None] | None = None) -> None:
+        """Use ``WireRecorder.open``."""
+        self.path = path
+        self._fd = -1
+        self._t0 = time.monotonic()
+        self._on_failure = on_failure
+        self._failure: str | None = None
+        self._taken = False
+        self._finalizer: weakref.finalize[Any, WireRecorder] | None = None
+        self._batch = bytearray()
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, on_failure: Callable[[str], None] | None = None) -> WireRecorder:
+        """Open (append, create 0600) ``path``. Never raises for I/O: a bad path gives a recorder
+        whose ``failure`` is set (and ``on_failure`` has been called)."""
+        recorder = cls(Path(path), on_failure)
+        try:
+            fd = os.open(recorder.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as exc:
+            recorder._fail(exc)
+            return recorder
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode) and hasattr(os, "fchmod"):
+                os.fchmod(fd, 0o600)  # an existing file would keep its old mode (never chmod a device)
+        except OSError:
+            pass
+        recorder._fd = fd
+        recorder._finalizer = weakref.finalize(recorder, os.close, fd)
+        return recorder
+
+    @property
+    def failure(self) -> str | None:
+        """Why recording stopped, or None while it works."""
+        return self._failure
+
+    def take_failure(self) -> str | None:
+        """The failure message the first time it is asked for after a failure, else None."""
+        if self._failure is None or self._taken:
+            return None
+        self._taken = True
+        return self._failure
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the last process start (or since the recorder opened)."""
+        return time.monotonic() - self._t0
+
+    def process_started(self, argv: Sequence[str], cwd: str) -> None:
+        """A new agent process: restart the clock and write its ``_meta`` line."""
+        self._t0 = time.monotonic()
+        self._write(_dumps({"_meta": {"cmd": list(argv), "cwd": cwd}, "_t": 0.0}) + b"\n")
+
+    def note(self, fields: Mapping[str, JSON]) -> None:
+        """A recorder annotation ``{"_note": fields}`` (not protocol)."""
+        self._wrap(b'{"_note":', _dumps(dict(fields)))
+
+    def received(self, frame: Mapping[str, JSON]) -> None:
+        """An agent → client frame (use when you parsed it yourself; JsonLines records for you)."""
+        self._received_line(_dumps(dict(frame)), frame, self._stamp())
+        self.flush()
+
+    def received_raw(self, text: str, size: int | None = None) -> None:
+        """A stdout line that is not a JSON object (``size``: its length when it was cut)."""
+        record: dict[str, JSON] = {"_raw": text}
+        if size is not None:
+            record["_size"] = size
+        record["_t"] = round(self.elapsed, 3)
+        self._write(_dumps(record) + b"\n")
+
+    def sent(self, frame: JSON) -> None:
+        """A client → agent frame."""
+        self._sent_line(_dumps(frame))
+
+    def http(self, fields: Mapping[str, JSON]) -> None:
+        """An HTTP exchange step: ``{"_http": fields}`` (see the class docstring for ``kind``)."""
+        self._wrap(b'{"_http":', _dumps(dict(fields)))
+
+    def flush(self) -> None:
+        """Write batched frames now."""
+        if self._batch:
+            data = bytes(self._batch)
+            self._batch.clear()
+            self._write(data)
+
+    def close(self) -> None:
+        """Write what is batched, stop recording and close the file (idempotent)."""
+        self.flush()
+        self._close_file()
+
+    def _close_file(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()
+        self._fd = -1
+
+    # -- fast paths used by JsonLines: the bytes are already serialized
+
+    def _stamp(self) -> bytes:
+        """The ``_t`` member that closes a recorded agent frame (one per stdout chunk)."""
+        return b',"_t":%.3f}\n' % (time.monotonic() - self._t0)
+
+    def _received_line(self, line: bytes, frame: Mapping[str, Any], stamp: bytes) -> None:
+        """Batch an agent line with ``stamp`` spliced over its closing brace (call ``flush``)."""
+        if self._fd < 0:
+            return
+        batch = self._batch
+        if not frame:
+            batch += b"{" + stamp[1:]
+        else:
+            # UTF-16/32 JSON cannot start and end with these bytes; padded or BOM lines re-serialize
+            batch += line if line[:1] == b"{" and line[-1:] == b"}" else _dumps(dict(frame))
+            batch[-1:] = stamp
+        if len(batch) > _BATCH_LIMIT:
+            self.flush()
+
+    def _sent_line(self, payload: bytes) -> None:
+        self._wrap(b'{"_sent":', payload)
+
+    def _wrap(self, prefix: bytes, payload: bytes) -> None:
+        self._write(prefix + payload + b',"_t":%.3f}\n' % self.elapsed)
+
+    def _write(self, data: bytes) -> None:
+        if self._fd < 0:
+            return
+        if self._batch:  # keep the file in wire order
+            data, self._batch = bytes(self._batch) + data, bytearray()
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        self._batch.clear()
+        self._close_file()
+        self._failure = f"wire recording to {self.path} stopped: {exc.strerror or exc}"
+        if self._on_failure is not None:
+            try:
+                self._on_failure(self._failure)
+            except Exception:
+                pass  # a recording problem never fails a turn, not even through its callback
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON lines
+
+
+@attrs.frozen
+class BadLine:
+    """A stdout line that is not a JSON object: its ``text`` (invalid UTF-8 replaced, cut at 4 KiB),
+    why it was rejected, and its length in bytes. Report it (``Diagnostic``), never fail on it."""
+
+    text: str
+    reason: str
+    size: int
+
+
+@attrs.frozen
+class _TooLong:
+    head: bytes
+    size: int
+
+
+class JsonLines:
+    """JSON objects, one per line, over an ``AgentProcess``'s stdout and stdin.
+
+    ``receive()`` returns the next ``Frame`` (a dict) or a ``BadLine`` (not JSON, not an object,
+    or longer than ``process.max_line`` — that line is skipped without being buffered) and raises
+    ``anyio.EndOfStream`` when stdout ends; ``async for`` stops there. Blank lines are skipped.
+    One task reads at a time. ``send(frame)`` writes one compact line under a lock and raises
+    ``ProcessExited`` (or ``ProtocolFailed``) when the agent no longer reads. Both directions go to
+    ``process.recorder`` when there is one. Reading a new chunk is a checkpoint; handing out a line
+    already buffered is not (that is what makes it as fast as a bare ``readline`` loop).
+    """
+
+    def __init__(self, process: AgentProcess) -> None:
+        self.process = process
+        self._stdout = process.stdout
+        self._max = process.max_line
+        self._recorder = process.recorder
+        self._ready: list[bytes | _TooLong] = []
+        self._next = 0
+        self._partial: list[bytes] = []
+        self._partial_len = 0
+        self._skipped = -1  # ≥ 0 while dropping an over-long line
+        self._head = b""
+        self._eof = False
+        self._stamp = b',"_t":0.000}\n'
+        self._write_lock = anyio.Lock()
+
+    # -- reading
+
+    async def receive(self) -> Frame | BadLine:
+        """The next frame or bad line; ``anyio.EndOfStream`` at the end of stdout."""
+        while True:
+            line = self._ready[self._next] if self._next < len(self._ready) else await self._fill()
+            self._next += 1
+            if type(line) is _TooLong:
+                return self._bad(line.head, f"line longer than {self._max} bytes", line.size)
+            assert type(line) is bytes
+            try:
+                value = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                if not line.strip():
+                    continue
+                return self._bad(line, f"not JSON ({_short(exc)})", len(line))
+            if type(value) is dict:
+                if self._recorder is not None:
+                    self._recorder._received_line(line, value, self._stamp)
+                    if self._next == len(self._ready):
+                        self._recorder.flush()
+                return value
+            return self._bad(line, f"not a JSON object ({type(value).__name__})", len(line))
+
+    def __aiter__(self) -> JsonLines:
+        return self
+
+    async def __anext__(self) -> Frame | BadLine:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def _fill(self) -> bytes | _TooLong:
+        """Read chunks until at least one line is ready; return it (``_next`` points at it)."""
+        if self._recorder is not None:
+            self._recorder.flush()  # about to wait: the recording is complete up to here
+        while True:
+            if self._eof:
+                raise anyio.EndOfStream
+            try:
+                chunk = await self._stdout.receive(_READ_CHUNK)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._eof = True
+                self._ready, self._next = self._flush(), 0
+            else:
+                self._ready, self._next = self._split(chunk), 0
+                if self._recorder is not None:
+                    self._stamp = self._recorder._stamp()
+            if self._ready:
+                return self._ready[0]
+
+    def _split(self, chunk: bytes) -> list[bytes | _TooLong]:
+        """Cut a chunk into complete lines, carrying the unfinished tail to the next chunk."""
+        pieces = chunk.split(b"\n")
+        tail = pieces.pop()
+        if not pieces:  # no newline in this chunk
+            self._grow(tail)
+            return []
+        lines: list[bytes | _TooLong] = list(pieces)
+        first = pieces[0]
+        if self._skipped >= 0:
+            lines[0] = _TooLong(self._head, self._skipped + len(first))
+            self._skipped = -1
+        elif self._partial:
+            first = lines[0] = b"".join([*self._partial, first])
+            self._partial, self._partial_len = [], 0
+        if len(chunk) > self._max or len(first) > self._max:
+            lines = [self._cap(line) for line in lines]
+        self._grow(tail)
+        return lines
+
+    def _grow(self, data: bytes) -> None:
+        """Keep an unfinished line, switching to skipping once it passes the bound."""
+        if not data:
+            return
+        if self._skipped >= 0:
+            self._skipped += len(data)
+            return
+        self._partial.append(data)
+        self._partial_len += len(data)
+        if self._partial_len > self._max:
+            head = bytearray()
+            for piece in self._partial:  # never join the whole over-long line
+                head += piece[: _TEXT_CAP - len(head)]
+                if len(head) >= _TEXT_CAP:
+                    break
+            self._head = bytes(head)
+            self._skipped = self._partial_len
+            self._partial, self._partial_len = [], 0
+
+    def _cap(self, part: bytes | _TooLong) -> bytes | _TooLong:
+        if type(part) is bytes and len(part) > self._max:
+            return _TooLong(part[:_TEXT_CAP], len(part))
+        return part
+
+    def _flush(self) -> list[bytes | _TooLong]:
+        """At EOF: the last line even without its newline."""
+        if self._skipped >= 0:
+            last = _TooLong(self._head, self._skipped)
+            self._skipped = -1
+            return [last]
+        if self._partial:
+            line = b"".join(self._partial)
+            self._partial, self._partial_len = [], 0
+            return [line]
+        return []
+
+    def _bad(self, line: bytes, reason: str, size: int) -> BadLine:
+        text = line.decode("utf-8", "replace").rstrip("\r")
+        if self._recorder is not None:
+            self._recorder.received_raw(text, size if size > len(line) else None)
+        cut = text if len(text) <= _TEXT_CAP else text[:_TEXT_CAP] + "…"
+        return BadLine(cut, reason, size)
+
+    # -- writing
+
+    async def send(self, frame: Mapping[str, Any]) -> None:
+        """Write ``frame`` as one compact JSON line. ``ProcessExited``/``ProtocolFailed`` if the
+        agent's stdin is gone; a frame is never interleaved with another."""
+        payload = _dumps(frame if type(frame) is dict else dict(frame))
+        async with self._write_lock:
+            if self._recorder is not None:
+                self._recorder._sent_line(payload)
+            try:
+                await self.process.stdin.send(payload + b"\n")
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                raise await self._stdin_error() from exc
+
+    async def _stdin_error(self) -> AgentError:
+        with anyio.move_on_after(_STDIN_DEATH_WAIT):
+            await self.process.wait()
+        status = self.process.status
+        if status is not None:
+            return ProcessExited(status, self.process.stderr_tail)
+        return ProtocolFailed("the agent's stdin is closed")
+
+
+def _short(exc: BaseException) -> str:
+    return _cut(str(exc) or type(exc).__name__)
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON-RPC 2.0
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+
+class JsonRpcError(ProtocolFailed):
+    """An error response: ``code``, ``message`` and ``data`` as the agent sent them; ``method`` is
+    the request it answered. A ``ProtocolFailed``, so an uncaught one is still a typed error."""
+
+    def __init__(self, code: int, message: str, data: JSON = None, method: str | None = None) -> None:
+        super().__init__(f"{method or 'request'} failed: {message} ({code})")
+        self.code = code
+        self.message = message
+        self.data = data
+        self.method = method
+
+
+@attrs.frozen
+class Notification:
+    """A notification from the agent."""
+
+    method: str
+    params: JSON = None
+
+
+@attrs.define(eq=False)
+class IncomingRequest:
+    """A request from the agent for a method the peer ``accepts``: answer it exactly once with
+    ``reply(result)`` or ``reply_error(code, message, data)``."""
+
+    id: int | str | float | None
+    method: str
+    params: JSON
+    _peer: JsonRpcPeer = attrs.field(repr=False, alias="peer")
+    answered: bool = False
+
+    async def reply(self, result: JSON) -> None:
+        """Answer with ``result``."""
+        await self._peer._answer(self, {"result": result})
+
+    async def reply_error(self, code: int, message: str, data: JSON = None) -> None:
+        """Answer with an error object."""
+        error: dict[str, JSON] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        await self._peer._answer(self, {"error": error})
+
+
+@attrs.frozen
+class Stray:
+    """A JSON frame that fits no open exchange: a response to an unknown id, a malformed message,
+    or a request the peer does not accept (already answered ``-32601``). Report it."""
+
+    frame: Frame
+    reason: str
+
+
+Message = Union[Notification, IncomingRequest, Stray, BadLine]
+
+
+@attrs.define
+class _Pending:
+    method: str
+    done: bool = False
+    result: JSON = None
+    error: JsonRpcError | None = None
+
+
+class JsonRpcPeer:
+    """A JSON-RPC 2.0 peer over ``JsonLines``.
+
+    ``request(method, params)`` sends a request (ids 1, 2, …) and returns its result, raising
+    ``JsonRpcError`` for an error response and ``ProcessExited``/``ProtocolFailed`` if the wire
+    ends first. ``notify`` sends a notification. ``receive()`` (or ``async for``) yields what the
+    agent sends that is not a response: ``Notification``, ``IncomingRequest`` (methods in
+    ``accepts``; every other request is answered ``-32601`` at once and reported as ``Stray``),
+    ``Stray`` and ``BadLine``; it raises ``anyio.EndOfStream`` when the wire has ended.
+
+    There is no reader task: whoever waits reads (one at a time), routing responses to their
+    requests and queueing everything else for ``receive``. So ``request`` works in the handshake
+    before anyone iterates, and alongside a reader loop in another task. Bound waits with
+    ``anyio.fail_after``; a response arriving after its request gave up is reported as ``Stray``.
+    ``jsonrpc_field=False`` leaves the ``"jsonrpc": "2.0"`` member out of what we send.
+    """
+
+    def __init__(self, lines: JsonLines, *, accepts: Collection[str] = (), jsonrpc_field: bool = True) -> None:
+        self.lines = lines
+        self._accepts = frozenset(accepts)
+        self._base: dict[str, JSON] = {"jsonrpc": "2.0"} if jsonrpc_field else {}
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._inbox: collections.deque[Message] = collections.deque()
+        self._replies: list[Frame] = []
+        self._read_lock = anyio.Lock(fast_acquire=True)
+        self._ended: AgentError | None = None
+
+    @property
+    def ended(self) -> AgentError | None:
+        """Why the wire ended (``ProcessExited``/``ProtocolFailed``), or None while it is open."""
+        return self._ended
+
+    async def request(self, method: str, params: JSON = None) -> JSON:
+        """Send a request and wait for its result."""
+        self._raise_if_ended()
+        rid = next(self._ids)
+        slot = self._pending[rid] = _Pending(method)
+        try:
+            await self.lines.send(self._message(id=rid, method=method, params=params))
+            while not slot.done:
+                self._raise_if_ended()
+                await self._pump(lambda: slot.done)
+        finally:
+            self._pending.pop(rid, None)
+        if slot.error is not None:
+            raise slot.error
+        return slot.result
+
+    async def notify(self, method: str, params: JSON = None) -> None:
+        """Send a notification."""
+        self._raise_if_ended()
+        await self.lines.send(self._message(method=method, params=params))
+
+    async def receive(self) -> Message:
+        """The next message that is not a response; ``anyio.EndOfStream`` once the wire ended."""
+        while not self._inbox:
+            if self._ended is not None:
+                raise anyio.EndOfStream
+            await self._pump(lambda: bool(self._inbox))
+        return self._inbox.popleft()
+
+    def __aiter__(self) -> JsonRpcPeer:
+        return self
+
+    async def __anext__(self) -> Message:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    # -- internals
+
+    def _message(self, **fields: JSON) -> Frame:
+        message = dict(self._base)
+        for key, value in fields.items():
+            if value is not None or key == "id":
+                message[key] = value
+        return message
+
+    def _raise_if_ended(self) -> None:
+        ended = self._ended
+        if ended is None:
+            return
+        if isinstance(ended, ProcessExited):
+            raise ProcessExited(ended.status, ended.stderr)
+        raise type(ended)(ended.message)
+
+    async def _pump(self, satisfied: Callable[[], bool]) -> None:
+        """Read one frame unless ``satisfied()`` already holds once we hold the read lock."""
+        async with self._read_lock:
+            if not satisfied() and self._ended is None:
+                try:
+                    frame = await self.lines.receive()
+                except anyio.EndOfStream:
+                    self._ended = await self.lines.process.exit_error()
+                else:
+                    self._route(frame)
+        await self._send_replies()
+
+    async def _send_replies(self) -> None:
+        """Send automatic answers (outside the read lock, so reading never waits on writing)."""
+        while self._replies:
+            try:
+                await self.lines.send(self._replies.pop(0))
+            except AgentError:
+                self._replies.clear()  # the agent is gone; the read side will tell
+
+    async def _answer(self, request: IncomingRequest, outcome: Frame) -> None:
+        if request.answered:
+            raise InvalidRequest(f"request {request.id!r} ({request.method}) was already answered")
+        request.answered = True
+        await self.lines.send({**self._base, "id": request.id, **outcome})
+
+    def _route(self, frame: Frame | BadLine) -> None:
+        if isinstance(frame, BadLine):
+            self._inbox.append(frame)
+        elif "method" in frame:
+            self._route_call(frame)
+        elif "id" in frame and ("result" in frame or "error" in frame):
+            self._route_response(frame)
+        else:
+            self._inbox.append(Stray(frame, "neither a request, a notification nor a response"))
+
+    def _route_call(self, frame: Frame) -> None:
+        method, params = frame["method"], frame.get("params")
+        if not isinstance(method, str):
+            self._inbox.append(Stray(frame, "method is not a string"))
+        elif "id" not in frame:
+            self._inbox.append(Notification(method, params))
+        elif not _scalar_id(frame["id"]):
+            self._inbox.append(Stray(frame, f"request id {frame['id']!r} is not a string or number"))
+        elif method in self._accepts:
+            self._inbox.append(IncomingRequest(frame["id"], method, params, peer=self))
+        else:
+            error = {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}
+            self._replies.append({**self._base, "id": frame["id"], "error": error})
+            self._inbox.append(Stray(frame, f"unhandled request {method!r}, answered {METHOD_NOT_FOUND}"))
+
+    def _route_response(self, frame: Frame) -> None:
+        key = frame["id"]
+        slot = self._find(key)
+        if slot is None:
+            self._inbox.append(Stray(frame, f"response to unknown request id {key!r}"))
+            return
+        if "error" in frame:
+            slot.error = _rpc_error(frame["error"], slot.method)
+        else:
+            slot.result = frame["result"]
+        slot.done = True
+
+    def _find(self, key: Any) -> _Pending | None:
+        """The pending request ``key`` answers; ``7``, ``7.0`` and ``"7"`` all find request 7."""
+        if isinstance(key, bool):
+            return None
+        numeric = isinstance(key, float) and key.is_integer()
+        if numeric or (isinstance(key, str) and key.isascii() and key.isdigit()):
+            key = int(key)
+        return self._pending.get(key) if isinstance(key, int) else None
+
+
+def _scalar_id(value: Any) -> bool:
+    return value is None or (isinstance(value, (int, float, str)) and not isinstance(value, bool))
+
+
+def _rpc_error(error: Any, method: str) -> JsonRpcError:
+    """Map an error member leniently: a missing code is -32603, a missing message the raw text."""
+    if not isinstance(error, dict):
+        return JsonRpcError(INTERNAL_ERROR, str(error), None, method)
+    code = error.get("code")
+    message = error.get("message")
+    return JsonRpcError(
+        code if isinstance(code, int) and not isinstance(code, bool) else INTERNAL_ERROR,
+        message if isinstance(message, str) else json.dumps(error),
+        error.get("data"),
+        method,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP + SSE
+
+
+@attrs.frozen
+class HttpReply:
+    """An HTTP response: ``status``, the body parsed as JSON (None if it is not JSON) and as text."""
+
+    status: int
+    body: JSON
+    text: str
+
+    @property
+    def ok(self) -> bool:
+        """A 2xx status."""
+        return 200 <= self.status < 300
+
+
+@attrs.frozen
+class SseEvent:
+    """One server-sent event: its ``event`` name (``"message"`` by default), ``data`` parsed as
+    JSON with ``{"payload": {...}}`` envelopes unwrapped (None if the data is not JSON), the raw
+    data ``text``, and the stream's last event ``id`` (SSE semantics: it carries over to later
+    events). Unknown event names pass through untouched."""
+
+    event: str
+    data: JSON
+    text: str
+    id: str | None = None
+
+
+def _unwrap(value: JSON) -> JSON:
+    """Peel envelopes like ``{"directory": …, "payload": {"type": …}}`` down to the event."""
+    while isinstance(value, dict) and "type" not in value and isinstance(value.get("payload"), dict):
+        value = value["payload"]
+    return value
+
+
+def _parse(text: str) -> tuple[bool, JSON]:
+    try:
+        return True, json.loads(text)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+class _BoundedLines(httpx.AsyncByteStream):
+    """Wraps a response body: fails with ``ProtocolFailed`` once a line passes ``max_line`` bytes,
+    so a server that never sends a newline cannot grow the SSE decoder's buffer without end."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, max_line: int) -> None:
+        self._inner = inner
+        self._max = max_line
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        run = 0
+        async for chunk in self._inner:
+            cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
+            run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
+            if run > self._max:
+                raise ProtocolFailed(f"an event-stream line is longer than {self._max} bytes")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class SseStream:
+    """The events of one open event stream (from ``HttpWire.events``); iterate with ``async for``.
+    Iteration ends when the server closes the stream; a broken stream raises ``ProtocolFailed``."""
+
+    def __init__(self, source: httpx_sse.EventSource, stream_id: int, recorder: WireRecorder | None) -> None:
+        self.status = source.response.status_code
+        self._events = source.aiter_sse()
+        self._id = stream_id
+        self._recorder = recorder
+
+    def __aiter__(self) -> SseStream:
+        return self
+
+    async def __anext__(self) -> SseEvent:
+        sse = await self._next()
+        while not sse.data:  # no data, no event (SSE spec; httpx-sse yields comment-only blocks)
+            sse = await self._next()
+        parsed, value = _parse(sse.data)
+        if self._recorder is not None:
+            shape: dict[str, JSON] = {"kind": "sse", "stream": self._id, "event": sse.event, "id": sse.id or None}
+            shape.update({"data": value} if parsed else {"text": sse.data})
+            self._recorder.http(shape)
+        return SseEvent(sse.event or "message", _unwrap(value), sse.data, sse.id or None)
+
+    async def _next(self) -> httpx_sse.ServerSentEvent:
+        try:
+            return await self._events.__anext__()
+        except StopAsyncIteration:
+            self._record_end(None)
+            raise
+        except (httpx.HTTPError, httpx_sse.SSEError) as exc:
+            self._record_end(exc)
+            raise ProtocolFailed(f"the event stream broke: {_short(exc)}") from exc
+        except ProtocolFailed as exc:
+            self._record_end(exc)
+            raise
+
+    async def _close(self) -> None:
+        await self._events.aclose()
+
+    def _record_end(self, error: BaseException | None) -> None:
+        if self._recorder is not None:
+            end: dict[str, JSON] = {"kind": "sse_end", "stream": self._id}
+            if error is not None:
+                end["error"] = _short(error)
+            self._recorder.http(end)
+
+
+class HttpWire:
+    """An ``httpx`` client for an agent's local HTTP server, with explicit timeouts and recording.
+
+    ``request`` returns an ``HttpReply`` whatever the status (check ``.ok``) and raises
+    ``ProtocolFailed`` when the server cannot be reached or times out. ``events(path)`` opens an
+    event stream (no read timeout: streams idle between turns). ``auth`` is HTTP basic auth.
+    Proxy settings from the environment are ignored (agents listen on loopback). ``transport``
+    replaces the network (tests).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        auth: tuple[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        connect_timeout: float = 5.0,
+        max_line: int = 16 * 1024 * 1024,
+        recorder: WireRecorder | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
+        self._stream_timeout = httpx.Timeout(timeout, connect=connect_timeout, read=None)
+        self._client = httpx.AsyncClient(
+            base_url=base_url,
+            auth=httpx.BasicAuth(*auth) if auth is not None else None,
+            headers=dict(headers or {}),
+            timeout=self._timeout,
+            transport=transport,
+            trust_env=False,
+        )
+        self._max = max_line
+        self.recorder = recorder
+        self._ids = itertools.count(1)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: JSON = None,
+        params: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> HttpReply:
+        """Send ``json`` (None: no body) to ``path``; the reply whatever its status."""
+        rid = next(self._ids)
+        url = str(self._client.build_request(method, path, params=params).url)
+        self._record({"kind": "request", "id": rid, "method": method, "url": url, "body": json})
+        try:
+            response = await self._client.request(
+                method,
+                path,
+                json=json,
+                params=params,
+                timeout=self._timeout if timeout is None else httpx.Timeout(timeout),
+            )
+        except httpx.HTTPError as exc:
+            self._record({"kind": "error", "id": rid, "error": _short(exc)})
+            raise ProtocolFailed(f"{method} {url}: {_describe(exc)}") from exc
+        parsed, value = _parse(response.text)
+        body: dict[str, JSON] = {"body": value} if parsed else {"text": response.text}
+        self._record({"kind": "response", "id": rid, "status": response.status_code, **body})
+        return HttpReply(response.status_code, value, response.text)
+
+    @contextlib.asynccontextmanager
+    async def events(self, path: str, *, params: Mapping[str, str] | None = None) -> AsyncIterator[SseStream]:
+        """Open an event stream at ``path``; ``ProtocolFailed`` if it cannot be opened (including
+        a non-2xx status or a body that is not ``text/event-stream``)."""
+        sid = next(self._ids)
+        url = str(self._client.build_request("GET", path, params=params).url)
+        try:
+            connection = httpx_sse.aconnect_sse(self._client, "GET", path, params=params, timeout=self._stream_timeout)
+            source = await connection.__aenter__()
+        except httpx.HTTPError as exc:
+            self._record({"kind": "error", "id": sid, "error": _short(exc)})
+            raise ProtocolFailed(f"GET {url}: {_describe(exc)}") from exc
+        try:
+            response = source.response
+            self._record({"kind": "sse_open", "stream": sid, "url": url, "status": response.status_code})
+            if not response.is_success:
+                text = (await response.aread()).decode("utf-8", "replace")
+                raise ProtocolFailed(f"GET {url}: status {response.status_code}: {_cut(text)}")
+            kind = response.headers.get("content-type", "")
+            if "text/event-stream" not in kind:
+                raise ProtocolFailed(f"GET {url}: expected an event stream, got content-type {kind!r}")
+            response.stream = _BoundedLines(cast(httpx.AsyncByteStream, response.stream), self._max)
+            stream = SseStream(source, sid, self.recorder)
+            try:
+                yield stream
+            finally:
+                await stream._close()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await connection.__aexit__(None, None, None)
+
+    async def aclose(self) -> None:
+        """Close the client and its connections."""
+        await self._client.aclose()
+
+    async def __aenter__(self) -> HttpWire:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def _record(self, fields: dict[str, JSON]) -> None:
+        if self.recorder is not None:
+            self.recorder.http(fields)
+
+
+def _describe(exc: httpx.HTTPError) -> str:
+    if isinstance(exc, httpx.TimeoutException):
+        return f"timed out ({type(exc).__name__})"
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect: {_short(exc)}"
+    return f"{type(exc).__name__}: {_short(exc)}"

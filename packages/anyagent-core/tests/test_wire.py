@@ -1,0 +1,308 @@
+"""anyagent.wire: JSON-lines framing and writing over real child processes, and the HTTP + SSE helper
+against a real local HTTP server (tests/fakes/http_agent.py). Every async test runs on asyncio and trio."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import sys
+import tracemalloc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
+
+import anyio
+import pytest
+from anyio.abc import ByteReceiveStream
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anyagent import ProcessExited, ProtocolFailed
+from anyagent.process import AgentProcess, spawn
+from anyagent.wire import BadLine, HttpWire, JsonLines, SseEvent
+
+FAKES = Path(__file__).parent / "fakes"
+WAIT = 15.0
+
+
+def agent(*args: str) -> list[str]:
+    return [sys.executable, str(FAKES / "stdio_agent.py"), *args]
+
+
+def fd_count() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@asynccontextmanager
+async def running(argv: list[str], cwd: Path, **kwargs: Any) -> AsyncIterator[AgentProcess]:
+    """A spawned process, closed afterwards; the test fails on a hang or an fd leak."""
+    fds = fd_count()
+    with anyio.fail_after(WAIT):
+        proc = await spawn(argv, cwd=cwd, **kwargs)
+        try:
+            yield proc
+        finally:
+            await proc.aclose(grace=0.5)
+    with anyio.fail_after(5):
+        while fd_count() != fds:  # the drain thread closes its pipe a moment after EOF
+            await anyio.sleep(0.01)
+
+
+async def collect(lines: JsonLines) -> list[dict[str, Any] | BadLine]:
+    return [frame async for frame in lines]
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+@pytest.mark.anyio
+async def test_garbage_is_reported_never_fatal(tmp_path: Path) -> None:
+    async with running(agent("garbage"), tmp_path) as proc:
+        frames = await collect(JsonLines(proc))
+    good = [frame for frame in frames if isinstance(frame, dict)]
+    bad = [frame for frame in frames if isinstance(frame, BadLine)]
+    assert good == [{"ready": proc.pid}, {"n": 1}, {"n": 2}, {"n": 3}]
+    assert [frames.index(frame) for frame in good] == [0, 1, 7, 9]
+    assert bad[0] == BadLine("this is not json", bad[0].reason, 16)
+    assert bad[0].reason.startswith("not JSON (")
+    assert "binary" in bad[1].text and "\ufffd" in bad[1].text
+    assert bad[2].reason == "not a JSON object (list)" and bad[2].text == "[1, 2, 3]"
+    assert bad[3].reason == "not a JSON object (str)"
+    assert bad[4].size == 100_000 and bad[4].reason.startswith("not JSON")  # nesting beyond recursion
+    assert len(bad[4].text) == 4097 and bad[4].text.endswith("…")
+    assert bad[5].text == '{"unterminated": '
+    assert len(bad) == 6  # blank lines are skipped silently
+
+
+@pytest.mark.anyio
+async def test_a_32_mib_line_is_skipped_with_bounded_memory(tmp_path: Path) -> None:
+    size = 32 * 1024 * 1024
+    async with running(agent("longline", str(size)), tmp_path) as proc:
+        lines = JsonLines(proc)
+        assert await lines.receive() == {"ready": proc.pid}
+        tracemalloc.start()
+        try:
+            bad = await lines.receive()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert isinstance(bad, BadLine)
+        assert bad.reason == f"line longer than {16 * 1024 * 1024} bytes"
+        assert bad.size == size
+        assert bad.text.startswith('"xxx') and len(bad.text) <= 4097
+        assert peak < 24 * 1024 * 1024  # never the whole 32 MiB line
+        assert await lines.receive() == {"after": True}
+
+
+@pytest.mark.anyio
+async def test_max_line_boundary(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "def obj(n): return '{\"k\":\"' + 'a' * (n - 8) + '\"}'\n"
+        "sys.stdout.write(obj(100) + '\\n' + obj(101) + '\\n' + obj(99) + '\\n')\n"
+    )
+    async with running([sys.executable, "-c", code], tmp_path, max_line=100) as proc:
+        frames = await collect(JsonLines(proc))
+    assert isinstance(frames[0], dict) and len(frames[0]["k"]) == 92
+    assert isinstance(frames[1], BadLine) and frames[1].size == 101
+    assert isinstance(frames[2], dict) and len(frames[2]["k"]) == 91
+
+
+@pytest.mark.anyio
+async def test_last_line_without_newline_is_delivered(tmp_path: Path) -> None:
+    async with running(agent("noeol"), tmp_path) as proc:
+        assert await collect(JsonLines(proc)) == [{"last": True}]
+
+
+@pytest.mark.anyio
+async def test_reading_after_the_end_keeps_saying_end(tmp_path: Path) -> None:
+    async with running(agent("exit", "0"), tmp_path) as proc:
+        lines = JsonLines(proc)
+        for _ in range(2):
+            with pytest.raises(anyio.EndOfStream):
+                await lines.receive()
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+
+
+@pytest.mark.anyio
+async def test_concurrent_sends_never_interleave(tmp_path: Path) -> None:
+    async with running(agent("echo"), tmp_path) as proc:
+        lines = JsonLines(proc)
+        await lines.receive()
+        big = "z" * 200_000  # larger than a pipe buffer: written in several pieces
+
+        seen = set()
+
+        async def send(n: int) -> None:
+            await lines.send({"n": n, "pad": big})
+
+        async def read() -> None:  # read while writing: the echoes would fill the pipe otherwise
+            for _ in range(20):
+                frame = await lines.receive()
+                assert isinstance(frame, dict) and frame["echo"]["pad"] == big
+                seen.add(frame["echo"]["n"])
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read)
+            for n in range(20):
+                tg.start_soon(send, n)
+        assert seen == set(range(20))
+
+
+@pytest.mark.anyio
+async def test_send_is_compact_utf8_and_survives_lone_surrogates(tmp_path: Path) -> None:
+    async with running(agent("echo"), tmp_path) as proc:
+        lines = JsonLines(proc)
+        await lines.receive()
+        await lines.send({"text": "grüße → ok", "multi\nline": 1})
+        assert await lines.receive() == {"echo": {"text": "grüße → ok", "multi\nline": 1}}
+        await lines.send({"bad": "\ud800"})
+        assert await lines.receive() == {"echo": {"bad": "\ud800"}}
+
+
+@pytest.mark.anyio
+async def test_send_to_a_dead_agent_is_process_exited(tmp_path: Path) -> None:
+    async with running(agent("exit", "5"), tmp_path) as proc:
+        await proc.wait()
+        with pytest.raises(ProcessExited) as caught:
+            await JsonLines(proc).send({"too": "late"})
+        assert caught.value.status == "exit status: 5"
+        assert caught.value.stderr == "dying 5"
+
+
+@pytest.mark.anyio
+async def test_send_after_close_is_typed(tmp_path: Path) -> None:
+    async with running(agent("echo"), tmp_path) as proc:
+        lines = JsonLines(proc)
+        await proc.aclose()
+        with pytest.raises(ProcessExited):
+            await lines.send({"after": "close"})
+
+
+# ---------------------------------------------------------------------------------------------
+# the splitter, property-tested over arbitrary chunkings (an in-memory stream stands in for the pipe)
+
+
+class _Chunks(ByteReceiveStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = list(chunks)
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        await anyio.lowlevel.checkpoint()
+        if not self._chunks:
+            raise anyio.EndOfStream
+        return self._chunks.pop(0)
+
+    async def aclose(self) -> None:
+        pass
+
+
+line_text = st.text(alphabet=st.characters(blacklist_characters="\n\r", codec="utf-8"), max_size=40)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    values=st.lists(line_text, max_size=30),
+    cuts=st.lists(st.integers(min_value=0, max_value=4000), max_size=30),
+    max_line=st.integers(min_value=8, max_value=120),
+)
+def test_any_chunking_yields_the_same_frames(values: list[str], cuts: list[int], max_line: int) -> None:
+    encoded = [json.dumps({"v": value}, ensure_ascii=False).encode() for value in values]
+    stream = b"".join(line + b"\n" for line in encoded)
+    points = sorted({0, len(stream), *(cut % (len(stream) + 1) for cut in cuts)})
+    chunks = [stream[a:b] for a, b in itertools.pairwise(points) if b > a]
+    fake = SimpleNamespace(stdout=_Chunks(chunks), max_line=max_line, recorder=None)
+
+    async def read() -> list[dict[str, Any] | BadLine]:
+        return await collect(JsonLines(cast(AgentProcess, fake)))
+
+    frames = anyio.run(read)
+    assert len(frames) == len(encoded)
+    for line, value, frame in zip(encoded, values, frames, strict=True):
+        if len(line) > max_line:
+            assert isinstance(frame, BadLine) and frame.size == len(line)
+            assert frame.reason == f"line longer than {max_line} bytes"
+        else:
+            assert frame == {"v": value}
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP + SSE against a real local server
+
+
+@asynccontextmanager
+async def http_agent(tmp_path: Path) -> AsyncIterator[str]:
+    async with running([sys.executable, str(FAKES / "http_agent.py"), "0"], tmp_path, drain_stdout=True) as proc:
+        with anyio.fail_after(10):
+            while not (found := re.search(r"listening on (\d+)", proc.stdout_tail)):
+                await anyio.sleep(0.02)
+        yield f"http://127.0.0.1:{found.group(1)}"
+
+
+@pytest.mark.anyio
+async def test_http_request_reply_shapes(tmp_path: Path) -> None:
+    async with http_agent(tmp_path) as url, HttpWire(url, auth=("opencode", "s3cret")) as http:
+        health = await http.request("GET", "/health")
+        assert (health.status, health.body, health.ok) == (200, {"healthy": True}, True)
+        echoed = await http.request("POST", "/echo", json={"parts": [{"type": "text", "text": "hi"}]})
+        assert echoed.body["body"] == {"parts": [{"type": "text", "text": "hi"}]}
+        assert echoed.body["auth"].startswith("Basic ")
+        text = await http.request("GET", "/text")
+        assert (text.body, text.text) == (None, "plain words")
+        missing = await http.request("GET", "/missing")
+        assert (missing.status, missing.ok, missing.body) == (404, False, {"error": "not found"})
+
+
+@pytest.mark.anyio
+async def test_http_transport_errors_are_protocol_failed(tmp_path: Path) -> None:
+    async with http_agent(tmp_path) as url, HttpWire(url) as http:
+        with pytest.raises(ProtocolFailed, match="timed out"):
+            await http.request("GET", "/slow", timeout=0.3)
+    async with HttpWire(url, connect_timeout=2) as gone:  # the server has exited
+        with pytest.raises(ProtocolFailed, match="cannot connect"):
+            await gone.request("GET", "/health")
+        with pytest.raises(ProtocolFailed, match="cannot connect"):
+            async with gone.events("/event"):
+                pass
+
+
+@pytest.mark.anyio
+async def test_sse_events_envelopes_unknown_names_and_bad_data(tmp_path: Path) -> None:
+    async with http_agent(tmp_path) as url, HttpWire(url) as http, http.events("/event") as stream:
+        assert stream.status == 200
+        events = [event async for event in stream]
+    assert events == [
+        SseEvent("message", {"type": "server.connected"}, '{"type": "server.connected"}'),
+        SseEvent(
+            "message",
+            {"type": "session.idle", "id": 1},
+            '{"directory": "/w", "payload": {"type": "session.idle", "id": 1}}',
+        ),
+        SseEvent("brand.new", {"type": "x"}, '{"type": "x"}', "7"),
+        SseEvent("message", None, "not json at all", "7"),  # the last event id carries over
+        SseEvent("message", {"type": "multi", "n": 2}, '{"type": "multi",\n "n": 2}', "7"),
+    ]
+
+
+@pytest.mark.anyio
+async def test_sse_refuses_what_is_not_an_event_stream(tmp_path: Path) -> None:
+    async with http_agent(tmp_path) as url, HttpWire(url, max_line=1024 * 1024) as http:
+        with pytest.raises(ProtocolFailed, match="status 404"):
+            async with http.events("/nope"):
+                pass
+        with pytest.raises(ProtocolFailed, match="expected an event stream"):
+            async with http.events("/event_bad_type"):
+                pass
+        with pytest.raises(ProtocolFailed, match="longer than 1048576 bytes"):
+            async with http.events("/event_longline") as stream:
+                async for _ in stream:
+                    pass
+        assert (await http.request("GET", "/health")).ok  # the client still works
