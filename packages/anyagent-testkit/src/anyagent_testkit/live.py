@@ -1,0 +1,468 @@
+"""The live tier: the real agent CLIs, pinned, installed from npm, run offline against the fake model.
+
+``PINNED`` is the one table of versions. Bump a version deliberately (edit the table, rerun
+``nox -s live``), never implicitly: ``install`` installs exactly the pinned version with
+``npm install --prefix <cache>/<id>@<version> <package>@<version>`` (idempotent: skipped when that
+version is already there and answers ``--version``), and refuses anything else.
+
+``prepare(cli_id, fake_model_url, root)`` builds an isolated environment from scratch under
+``root`` — HOME, XDG dirs, TMPDIR (outside every config home), the CLI's own config dir and files,
+telemetry and auto-update off, ``IS_SANDBOX=1`` for Claude when running as root — with the fake
+model wired in (base URL + dummy key, per CLI) and returns a ``LiveAgent`` with the executable, the
+environment and the CLI's protocol-mode arguments. Nothing from the caller's environment leaks in
+(no real key, no login). The recipes follow the project's live-tier research notes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "CACHE_ENV",
+    "PINNED",
+    "LiveAgent",
+    "LiveInstallError",
+    "PinnedCli",
+    "default_cache",
+    "install",
+    "installed_executable",
+    "prepare",
+]
+
+CACHE_ENV = "ANYAGENT_LIVE_CACHE"
+INSTALL_TIMEOUT = 900.0
+VERSION_TIMEOUT = 60.0
+FAKE_KEY = "sk-anyagent-fake"
+FAKE_MODEL = "fake-model"
+
+
+@attrs.frozen
+class PinnedCli:
+    """One pinned CLI: npm ``package`` at ``version``, its ``bin`` name, and its protocol-mode ``args``.
+
+    ``version_check``: whether ``<bin> --version`` prints the version (used to verify an install).
+    """
+
+    id: str
+    package: str
+    version: str
+    bin: str
+    args: tuple[str, ...] = ()
+    version_check: bool = True
+
+    @property
+    def folder(self) -> str:
+        """The cache folder name: ``<id>@<version>``."""
+        return f"{self.id}@{self.version}"
+
+
+_CLAUDE_ARGS = (
+    "-p",
+    "--output-format",
+    "stream-json",
+    "--input-format",
+    "stream-json",
+    "--verbose",
+    "--include-partial-messages",
+    "--permission-prompt-tool",
+    "stdio",
+    "--replay-user-messages",
+)
+
+PINNED: Mapping[str, PinnedCli] = MappingProxyType(
+    {
+        cli.id: cli
+        for cli in (
+            PinnedCli("claude", "@anthropic-ai/claude-code", "2.1.332", "claude", _CLAUDE_ARGS),
+            PinnedCli(
+                "codex",
+                "@openai/codex",
+                "0.171.0",
+                "codex",
+                ("app-server", "--disable", "plugins", "--disable", "remote_plugin", "--disable", "apps"),
+            ),
+            PinnedCli("opencode", "opencode-ai", "1.18.33", "opencode", ("serve", "--hostname", "127.0.0.1")),
+            PinnedCli("pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi", ("--mode", "rpc")),
+            PinnedCli("qwen", "@qwen-code/qwen-code", "0.15.10", "qwen", ("--acp",)),
+            PinnedCli("gemini", "@google/gemini-cli", "0.61.0", "gemini", ("--acp",)),
+            PinnedCli(
+                "claude-agent-acp",
+                "@agentclientprotocol/claude-agent-acp",
+                "0.49.0",
+                "claude-agent-acp",
+                version_check=False,
+            ),
+            PinnedCli("codex-acp", "@zed-industries/codex-acp", "0.16.0", "codex-acp", version_check=False),
+        )
+    }
+)
+"""Every live CLI, by id. Node 20 note: these are the newest versions that run on Node 20."""
+
+
+class LiveInstallError(RuntimeError):
+    """A pinned CLI could not be installed or does not run (npm missing, offline, wrong version)."""
+
+
+def default_cache(start: Path | None = None) -> Path:
+    """``$ANYAGENT_LIVE_CACHE``, else ``.live-cache`` in the nearest folder (from ``start``) that has a
+    ``noxfile.py`` or ``.git``, else ``~/.cache/anyagent-live``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    here = (start or Path.cwd()).absolute()
+    for folder in (here, *here.parents):
+        if (folder / "noxfile.py").exists() or (folder / ".git").exists():
+            return folder / ".live-cache"
+    return Path.home() / ".cache" / "anyagent-live"
+
+
+def _pinned(cli_id: str) -> PinnedCli:
+    try:
+        return PINNED[cli_id]
+    except KeyError:
+        raise LiveInstallError(f"no pinned CLI {cli_id!r}; known: {', '.join(sorted(PINNED))}") from None
+
+
+def installed_executable(cli_id: str, cache: Path | None = None) -> Path | None:
+    """The executable of the pinned version if it is installed in ``cache`` (no checks run), else None."""
+    cli = _pinned(cli_id)
+    prefix = (cache or default_cache()) / cli.folder
+    manifest = prefix / "node_modules" / cli.package / "package.json"
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if data.get("version") != cli.version:
+        return None
+    exe = _bin_path(prefix, cli, data)
+    return exe if exe.exists() else None
+
+
+def _bin_path(prefix: Path, cli: PinnedCli, manifest: Mapping[str, Any]) -> Path:
+    bins = manifest.get("bin")
+    name = cli.bin
+    if isinstance(bins, dict) and bins and cli.bin not in bins:
+        name = next(iter(bins))
+    return prefix / "node_modules" / ".bin" / name
+
+
+def install(cli_id: str, cache: Path | None = None, *, log: Callable[[str], None] | None = None) -> Path:
+    """Install the pinned ``cli_id`` into ``cache`` (once) and return its executable.
+
+    Idempotent and safe across concurrent test processes (a file lock per CLI). Raises
+    ``LiveInstallError`` with npm's output when it fails.
+    """
+    cli = _pinned(cli_id)
+    root = cache or default_cache()
+    root.mkdir(parents=True, exist_ok=True)
+    with _locked(root / f".{cli.folder}.lock"):
+        exe = installed_executable(cli_id, root)
+        marker = root / cli.folder / ".anyagent-live.json"
+        if exe is not None and marker.exists():
+            return exe
+        started = time.monotonic()
+        _npm_install(cli, root / cli.folder)
+        exe = installed_executable(cli_id, root)
+        if exe is None:
+            raise LiveInstallError(f"npm finished but {cli.package}@{cli.version} has no '{cli.bin}' executable")
+        _verify(cli, exe)
+        seconds = round(time.monotonic() - started, 1)
+        marker.write_text(json.dumps({"package": cli.package, "version": cli.version, "seconds": seconds}) + "\n")
+        if log is not None:
+            log(f"installed {cli.package}@{cli.version} in {seconds}s")
+        return exe
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock across processes (POSIX ``flock``; no lock where ``fcntl`` is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _npm_install(cli: PinnedCli, prefix: Path) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise LiveInstallError("npm is not on PATH; the live tier needs Node.js and npm")
+    prefix.mkdir(parents=True, exist_ok=True)
+    argv = [npm, "install", "--prefix", str(prefix), f"{cli.package}@{cli.version}", "--no-audit", "--no-fund"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise LiveInstallError(f"{' '.join(argv)} took longer than {INSTALL_TIMEOUT}s") from exc
+    if done.returncode != 0:
+        raise LiveInstallError(f"{' '.join(argv)} failed ({done.returncode}):\n{(done.stdout + done.stderr)[-4000:]}")
+
+
+def _verify(cli: PinnedCli, exe: Path) -> None:
+    if not cli.version_check:
+        return
+    try:
+        with tempfile.TemporaryDirectory(prefix="anyagent-live-") as home:
+            done = subprocess.run(
+                [str(exe), "--version"],
+                capture_output=True,
+                text=True,
+                timeout=VERSION_TIMEOUT,
+                check=False,
+                env={**_base_env(Path(home)), "TMPDIR": home},
+                stdin=subprocess.DEVNULL,
+            )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise LiveInstallError(f"{exe} --version did not run: {exc}") from exc
+    if cli.version not in done.stdout + done.stderr:
+        raise LiveInstallError(f"{exe} --version printed {(done.stdout + done.stderr)[:300]!r}, not {cli.version}")
+
+
+# -- isolated environments --------------------------------------------------------------------
+
+
+@attrs.frozen
+class LiveAgent:
+    """A pinned CLI ready to run in isolation: ``command(*extra)`` with ``env`` in ``workspace``.
+
+    ``root`` holds everything: ``home`` (HOME and the CLI's config dir), ``xdg``, ``tmp`` (TMPDIR)
+    and ``workspace`` (the working directory).
+    """
+
+    cli: PinnedCli
+    executable: Path
+    env: Mapping[str, str]
+    args: tuple[str, ...]
+    root: Path
+    home: Path
+    workspace: Path
+    tmp: Path
+
+    def command(self, *extra: str, protocol: bool = True) -> list[str]:
+        """``[executable, *args, *extra]``; ``args`` are the protocol-mode arguments for this
+        environment (``protocol=False`` leaves them out)."""
+        return [str(self.executable), *(self.args if protocol else ()), *extra]
+
+
+def _base_env(home: Path) -> dict[str, str]:
+    node = shutil.which("node")
+    path = [str(Path(node).parent)] if node else []
+    path += [entry for entry in ("/usr/local/bin", "/usr/bin", "/bin") if entry not in path]
+    return {
+        "PATH": os.pathsep.join(path),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "DO_NOT_TRACK": "1",
+        "NO_UPDATE_NOTIFIER": "1",
+        "npm_config_update_notifier": "false",
+    }
+
+
+def prepare(cli_id: str, fake_model_url: str, root: Path, *, executable: Path | None = None) -> LiveAgent:
+    """An isolated environment under ``root`` for ``cli_id``, wired to the fake model at ``fake_model_url``.
+
+    ``executable``: an installed binary to use (default: the pinned one from the cache, which must
+    already be installed — call ``install`` first).
+    """
+    cli = _pinned(cli_id)
+    exe = executable or installed_executable(cli_id)
+    if exe is None:
+        raise LiveInstallError(f"{cli.package}@{cli.version} is not installed; call install({cli_id!r}) first")
+    root = root.absolute()
+    home, tmp, workspace, xdg = root / "home", root / "tmp", root / "workspace", root / "xdg"
+    for folder in (home, tmp, workspace, *(xdg / name for name in ("config", "data", "cache", "state"))):
+        folder.mkdir(parents=True, exist_ok=True)
+    env = _base_env(home)
+    env["TMPDIR"] = str(tmp)
+    env.update({f"XDG_{name.upper()}_HOME": str(xdg / name) for name in ("config", "data", "cache", "state")})
+    url = fake_model_url.rstrip("/")
+    extra_env, extra_args = _CONFIGURERS[cli_id](_Layout(root, home, xdg, workspace), url)
+    env.update(extra_env)
+    return LiveAgent(cli, exe, MappingProxyType(env), (*cli.args, *extra_args), root, home, workspace, tmp)
+
+
+@attrs.frozen
+class _Layout:
+    root: Path
+    home: Path
+    xdg: Path
+    workspace: Path
+
+
+_Configured = tuple[dict[str, str], tuple[str, ...]]
+"""What a CLI's configurer returns: extra environment variables and extra protocol arguments."""
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _root_sandbox() -> dict[str, str]:
+    return {"IS_SANDBOX": "1"} if hasattr(os, "geteuid") and os.geteuid() == 0 else {}
+
+
+def _claude(layout: _Layout, url: str) -> _Configured:
+    config = layout.home / ".claude"
+    config.mkdir(parents=True, exist_ok=True)
+    return {
+        "CLAUDE_CONFIG_DIR": str(config),
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": FAKE_KEY,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "1",
+        **_root_sandbox(),
+    }, ()
+
+
+def _codex_config(url: str, env_key: str) -> str:
+    return (
+        f'model = "{FAKE_MODEL}"\n'
+        'model_provider = "fake"\n'
+        'sandbox_mode = "workspace-write"\n'
+        "check_for_update_on_startup = false\n\n"
+        "[model_providers.fake]\n"
+        'name = "anyagent fake model"\n'
+        f'base_url = "{url}/v1"\n'
+        'wire_api = "responses"\n'
+        f'env_key = "{env_key}"\n'
+        "request_max_retries = 0\n"
+        "stream_max_retries = 0\n"
+        "stream_idle_timeout_ms = 60000\n\n"
+        "[analytics]\nenabled = false\n\n"
+        "[feedback]\nenabled = false\n\n"
+        '[otel]\nexporter = "none"\n'
+    )
+
+
+def _codex(layout: _Layout, url: str) -> _Configured:
+    codex_home = layout.home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(_codex_config(url, "FAKE_API_KEY"), encoding="utf-8")
+    return {"CODEX_HOME": str(codex_home), "FAKE_API_KEY": FAKE_KEY, "RUST_LOG": "warn"}, ()
+
+
+def _opencode(layout: _Layout, url: str) -> _Configured:
+    config = {
+        "model": f"fake/{FAKE_MODEL}",
+        "small_model": f"fake/{FAKE_MODEL}",
+        "provider": {
+            "fake": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "anyagent fake model",
+                "options": {"baseURL": f"{url}/v1", "apiKey": FAKE_KEY},
+                "models": {
+                    FAKE_MODEL: {"name": "Fake Model", "tool_call": True, "limit": {"context": 128000, "output": 4096}}
+                },
+            }
+        },
+        "permission": {"bash": "ask", "edit": "ask", "webfetch": "deny"},
+        "autoupdate": False,
+        "share": "disabled",
+        "enabled_providers": ["fake"],
+        "lsp": False,
+        "formatter": False,
+    }
+    _write_json(layout.xdg / "config" / "opencode" / "opencode.json", config)
+    flags = ("MODELS_FETCH", "AUTOUPDATE", "LSP_DOWNLOAD", "DEFAULT_PLUGINS", "SHARE", "CLAUDE_CODE", "EXTERNAL_SKILLS")
+    return {**{f"OPENCODE_DISABLE_{flag}": "1" for flag in flags}, "OPENCODE_PURE": "1"}, ()
+
+
+PI_PERMISSION_EXTENSION = """\
+// Written by anyagent-testkit: ask the RPC client before every write, edit and bash tool call.
+export default function (pi: any) {
+  pi.on("tool_call", async (event: any, ctx: any) => {
+    const gated = ["write", "edit", "bash"];
+    if (!gated.includes(event.toolName)) return undefined;
+    if (!ctx.hasUI) return { block: true, reason: "nobody to ask" };
+    const allowed = await ctx.ui.confirm(`Allow ${event.toolName}?`, JSON.stringify(event.input));
+    return allowed ? undefined : { block: true, reason: "Denied by user" };
+  });
+}
+"""
+"""A pi extension that turns every mutating tool call into an ``extension_ui_request`` confirm;
+``prepare("pi", ...)`` writes it to ``home/.pi/permission-gate.ts`` (pass it with ``-e``)."""
+
+
+def _pi(layout: _Layout, url: str) -> _Configured:
+    agent_dir = layout.home / ".pi" / "agent"
+    models = {
+        "providers": {
+            "fake": {
+                "baseUrl": url,
+                "api": "anthropic-messages",
+                "apiKey": FAKE_KEY,
+                "models": [{"id": "claude-fake-1", "name": "Fake One"}, {"id": "claude-fake-2", "name": "Fake Two"}],
+            }
+        }
+    }
+    _write_json(agent_dir / "models.json", models)
+    gate = layout.home / ".pi" / "permission-gate.ts"
+    gate.write_text(PI_PERMISSION_EXTENSION, encoding="utf-8")
+    sessions = layout.root / "sessions"
+    sessions.mkdir(exist_ok=True)
+    args = ("--provider", "fake", "--model", "claude-fake-1", "--session-dir", str(sessions), "-e", str(gate))
+    return {"PI_CODING_AGENT_DIR": str(agent_dir), "PI_OFFLINE": "1", "PI_TELEMETRY": "0"}, args
+
+
+def _qwen(layout: _Layout, url: str) -> _Configured:
+    settings = {
+        "privacy": {"usageStatisticsEnabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "telemetry": {"enabled": False},
+        "tools": {"approvalMode": "default"},
+        "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False},
+        "ui": {"enableFollowupSuggestions": False, "enableUserFeedback": False},
+    }
+    _write_json(layout.home / ".qwen" / "settings.json", settings)
+    return {"OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": FAKE_KEY, "OPENAI_MODEL": FAKE_MODEL}, ()
+
+
+def _gemini(layout: _Layout, url: str) -> _Configured:
+    settings = {
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    }
+    _write_json(layout.home / ".gemini" / "settings.json", settings)
+    return {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": FAKE_KEY, "GEMINI_CLI_TRUST_WORKSPACE": "true"}, ()
+
+
+def _codex_acp(layout: _Layout, url: str) -> _Configured:
+    codex_home = layout.home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(_codex_config(url, "FAKE_OPENAI_KEY"), encoding="utf-8")
+    return {"CODEX_HOME": str(codex_home), "FAKE_OPENAI_KEY": FAKE_KEY}, ()
+
+
+_CONFIGURERS: Mapping[str, Callable[[_Layout, str], _Configured]] = {
+    "claude": _claude,
+    "codex": _codex,
+    "opencode": _opencode,
+    "pi": _pi,
+    "qwen": _qwen,
+    "gemini": _gemini,
+    "claude-agent-acp": _claude,
+    "codex-acp": _codex_acp,
+}
