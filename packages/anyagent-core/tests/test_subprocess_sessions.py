@@ -1,0 +1,190 @@
+"""Whole sessions over a real subprocess: a small adapter built on anyagent.process and
+anyagent.wire, driven through Runtime and the engine, under faults."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from anyagent import (
+    AgentDetails,
+    AgentInstallation,
+    AgentProfile,
+    Completed,
+    Diagnostic,
+    Failed,
+    HandshakeTimeout,
+    ProcessExited,
+    Runtime,
+    SessionOptions,
+    SpawnFailed,
+    TextDelta,
+    TurnEnded,
+    hookimpl,
+    seam,
+)
+from anyagent.process import AgentProcess, spawn
+from anyagent.wire import BadLine, JsonLines
+
+pytestmark = pytest.mark.anyio
+
+AGENT = Path(__file__).parent / "fakes" / "lines_agent.py"
+SPAWNED: list[int] = []
+
+
+class LinesDriver(seam.Driver):
+    def __init__(self, process: AgentProcess, lines: JsonLines) -> None:
+        self.process = process
+        self.lines = lines
+        self.info = seam.DriverInfo(details=AgentDetails(version="1.0"))
+
+    async def run(self, link: seam.DriverLink) -> None:
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._commands, link, tg.cancel_scope)
+                await self._read(link)
+                tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.process.aclose(grace=0.5)
+
+    async def _read(self, link: seam.DriverLink) -> None:
+        while True:
+            try:
+                frame = await self.lines.receive()
+            except anyio.EndOfStream:
+                error = await self.process.exit_error()
+                if isinstance(error, ProcessExited):
+                    await link.exited(error.status, error.stderr)
+                return
+            if isinstance(frame, BadLine):
+                await link.diagnostic(f"not a JSON frame: {frame.reason}", code="bad_frame", raw=frame.text)
+            elif "ack" in frame:
+                await link.turn_ack()
+            elif "text" in frame:
+                await link.content(TextDelta("m1", frame["text"]))
+            elif "end" in frame:
+                await link.turn_end(Completed())
+
+    async def _commands(self, link: seam.DriverLink, scope: anyio.CancelScope) -> None:
+        async for command in link.commands:
+            if isinstance(command, seam.StartTurn):
+                await self.lines.send({"prompt": command.input.content, "turn": command.turn_id})
+            elif isinstance(command, seam.Close):
+                scope.cancel()
+                return
+
+
+class LinesAdapter(seam.Adapter):
+    wire = "lines"
+
+    async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
+        argv = [str(request.installation.executable_path), *request.installation.args]
+        process = await spawn(argv, cwd=request.options.cwd, env=dict(request.env))
+        SPAWNED.append(process.pid)
+        try:
+            lines = JsonLines(process)
+            hello = await lines.receive()
+            assert isinstance(hello, dict) and "hello" in hello
+            return LinesDriver(process, lines)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await process.aclose(grace=0.5)
+            raise
+
+
+class Plugin:
+    @hookimpl
+    def anyagent_adapters(self) -> list[type[seam.Adapter]]:
+        return [LinesAdapter]
+
+    @hookimpl
+    def anyagent_agents(self) -> list[AgentProfile]:
+        return [AgentProfile(id="lines", name="Lines", wire="lines", executables=("lines-agent",))]
+
+
+def agent(mode: str) -> AgentInstallation:
+    return AgentInstallation(id="lines", name="Lines", executable_path=sys.executable, args=(str(AGENT), mode))
+
+
+def assert_reaped(pid: int) -> None:
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)
+
+
+async def test_a_turn_over_a_real_process_and_close_reaps_it(tmp_path: Path) -> None:
+    async with Runtime(plugins=[Plugin()]) as runtime:
+        session, events = await runtime.open(agent("normal"), SessionOptions.in_dir(tmp_path))
+        pid = SPAWNED[-1]
+        async with session:
+            await session.prompt("hello")
+            texts = []
+            with anyio.fail_after(10):
+                async for event in events:
+                    if isinstance(event.kind, TextDelta):
+                        texts.append(event.kind.text)
+                    if isinstance(event.kind, TurnEnded):
+                        assert event.kind.stop == Completed()
+                        break
+            assert texts == ["echo: hello"]
+    assert_reaped(pid)
+
+
+async def test_an_agent_dying_mid_turn_fails_the_turn_once_then_raises_with_stderr(tmp_path: Path) -> None:
+    async with Runtime(plugins=[Plugin()]) as runtime:
+        session, events = await runtime.open(agent("die"), SessionOptions.in_dir(tmp_path))
+        pid = SPAWNED[-1]
+        await session.prompt("hello")
+        ends = []
+        with anyio.fail_after(10), pytest.raises(ProcessExited) as info:
+            async for event in events:
+                if isinstance(event.kind, TurnEnded):
+                    ends.append(event.kind.stop)
+        assert ends == [Failed("the agent exited during the turn")]
+        assert info.value.status == "exit status: 3"
+        assert "fatal: the model crashed" in info.value.stderr
+    assert_reaped(pid)
+
+
+async def test_a_garbage_line_is_a_diagnostic_and_the_turn_goes_on(tmp_path: Path) -> None:
+    async with Runtime(plugins=[Plugin()]) as runtime:
+        session, events = await runtime.open(agent("garbage"), SessionOptions.in_dir(tmp_path))
+        async with session:
+            await session.prompt("hello")
+            seen = []
+            with anyio.fail_after(10):
+                async for event in events:
+                    seen.append(event.kind)
+                    if isinstance(event.kind, TurnEnded):
+                        break
+            diagnostics = [k.diagnostic for k in seen if isinstance(k, Diagnostic)]
+            assert [d.code for d in diagnostics] == ["bad_frame"]
+            assert diagnostics[0].raw == "this is not json"
+            assert isinstance(seen[-1], TurnEnded) and seen[-1].stop == Completed()
+
+
+async def test_cancelling_open_mid_handshake_leaves_no_process(tmp_path: Path) -> None:
+    async with Runtime(plugins=[Plugin()]) as runtime:
+        with anyio.move_on_after(0.5) as scope:
+            await runtime.open(agent("hang"), SessionOptions.in_dir(tmp_path))
+        assert scope.cancelled_caught
+    assert_reaped(SPAWNED[-1])
+
+
+async def test_a_handshake_that_never_finishes_times_out_typed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(seam, "HANDSHAKE_TIMEOUT", 0.5)
+    async with Runtime(plugins=[Plugin()]) as runtime:
+        with pytest.raises(HandshakeTimeout):
+            await runtime.open(agent("hang"), SessionOptions.in_dir(tmp_path))
+    assert_reaped(SPAWNED[-1])
+
+
+async def test_a_missing_executable_is_spawn_failed(tmp_path: Path) -> None:
+    missing = AgentInstallation(id="lines", name="Lines", executable_path=tmp_path / "nope", args=())
+    async with Runtime(plugins=[Plugin()]) as runtime:
+        with pytest.raises(SpawnFailed, match="nope"):
+            await runtime.open(missing, SessionOptions.in_dir(tmp_path))
