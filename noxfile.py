@@ -19,6 +19,7 @@ TEST_DEPS = [
     "pexpect>=4.9",
     "jsonschema>=4.20",
     "rfc3339-validator>=0.1.4",
+    "agent-client-protocol>=0.12,<0.13",
 ]
 
 

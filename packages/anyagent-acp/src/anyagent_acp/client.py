@@ -1,0 +1,270 @@
+"""The client methods an agent calls: ``fs/*`` and ``terminal/*``.
+
+What flows in: the decoded params of one agent request. What flows out: its JSON result, or an
+``RpcFailure`` carrying the JSON-RPC error to answer with. Files are read and written only inside
+the session's directory; terminals are real processes (``anyagent.process.spawn``: own process
+group, stderr merged into the output, always reaped on release or close).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from anyagent import AgentError
+from anyagent.process import AgentProcess, spawn
+
+from . import _json
+
+__all__ = ["DEFAULT_OUTPUT_LIMIT", "MAX_FILE_BYTES", "FileAccess", "RpcFailure", "Terminals"]
+
+MAX_FILE_BYTES = 32 * 1024 * 1024
+"""The largest file ``fs/read_text_file`` returns."""
+
+DEFAULT_OUTPUT_LIMIT = 1024 * 1024
+"""Bytes of terminal output kept when the agent names no ``outputByteLimit``."""
+
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+RESOURCE_NOT_FOUND = -32002
+
+
+class RpcFailure(Exception):
+    """Answer the agent's request with this JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+# ---------------------------------------------------------------------------------------------
+# files
+
+
+class FileAccess:
+    """``fs/read_text_file`` and ``fs/write_text_file`` confined to ``root`` (symlinks resolved).
+
+    ``missing_as_empty`` answers a read of a missing file with ``""`` instead of -32002 (gemini
+    0.61 cannot create files otherwise).
+    """
+
+    def __init__(self, root: Path, *, missing_as_empty: bool = False) -> None:
+        self.root = Path(os.path.realpath(root))
+        self.missing_as_empty = missing_as_empty
+
+    def _inside(self, params: Mapping[str, Any]) -> Path:
+        raw = _json.text(params.get("path"))
+        if not raw:
+            raise RpcFailure(INVALID_PARAMS, "Invalid params: path is required")
+        path = Path(raw)
+        if not path.is_absolute():
+            raise RpcFailure(INVALID_PARAMS, f"Invalid params: path must be absolute: {raw}")
+        resolved = Path(os.path.realpath(path))
+        if resolved != self.root and self.root not in resolved.parents:
+            raise RpcFailure(INVALID_PARAMS, f"Invalid params: {raw} is outside the session directory {self.root}")
+        return resolved
+
+    async def read(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``{content}`` of the file, sliced by the 1-based ``line`` and ``limit`` when given."""
+        path = self._inside(params)
+        try:
+            size = (await anyio.Path(path).stat()).st_size
+            if size > MAX_FILE_BYTES:
+                raise RpcFailure(INTERNAL_ERROR, f"{path} is {size} bytes; the limit is {MAX_FILE_BYTES}")
+            data = await anyio.Path(path).read_bytes()
+        except FileNotFoundError:
+            if self.missing_as_empty:
+                return {"content": ""}
+            raise RpcFailure(RESOURCE_NOT_FOUND, "Resource not found", {"path": str(path)}) from None
+        except IsADirectoryError:
+            raise RpcFailure(INVALID_PARAMS, f"Invalid params: {path} is a directory") from None
+        except OSError as exc:
+            raise RpcFailure(INTERNAL_ERROR, f"cannot read {path}: {exc.strerror or exc}") from None
+        content = data.decode("utf-8", "replace")
+        line, limit = _json.integer(params.get("line")), _json.integer(params.get("limit"))
+        if line is not None or limit is not None:
+            lines = content.splitlines(keepends=True)
+            start = max((line or 1) - 1, 0)
+            end = start + limit if limit is not None and limit >= 0 else None
+            content = "".join(lines[start:end])
+        return {"content": content}
+
+    async def write(self, params: Mapping[str, Any]) -> None:
+        """Write ``content`` to the file, creating it (and its parent directories) if missing."""
+        path = self._inside(params)
+        content = params.get("content")
+        if not isinstance(content, str):
+            raise RpcFailure(INVALID_PARAMS, "Invalid params: content must be a string")
+        try:
+            await anyio.Path(path.parent).mkdir(parents=True, exist_ok=True)
+            await anyio.Path(path).write_text(content, encoding="utf-8")
+        except IsADirectoryError:
+            raise RpcFailure(INVALID_PARAMS, f"Invalid params: {path} is a directory") from None
+        except OSError as exc:
+            raise RpcFailure(INTERNAL_ERROR, f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# terminals
+
+
+def _signal_name(returncode: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return str(-returncode)
+
+
+class _Terminal:
+    """One running command: its process, the kept tail of its output, and its exit."""
+
+    def __init__(self, process: AgentProcess, limit: int) -> None:
+        self.process = process
+        self.limit = max(0, limit)
+        self.output = bytearray()
+        self.truncated = False
+        self.exited = anyio.Event()
+
+    def feed(self, data: bytes) -> None:
+        self.output += data
+        if len(self.output) > self.limit:
+            cut = len(self.output) - self.limit
+            # never start in the middle of a UTF-8 sequence
+            while cut < len(self.output) and (self.output[cut] & 0xC0) == 0x80:
+                cut += 1
+            del self.output[:cut]
+            self.truncated = True
+
+    def text(self) -> str:
+        return self.output.decode("utf-8", "replace")
+
+    def exit_status(self) -> dict[str, Any] | None:
+        if not self.exited.is_set():
+            return None
+        code = self.process.returncode
+        if code is None:
+            return {"exitCode": None, "signal": None}
+        if code < 0:
+            return {"exitCode": None, "signal": _signal_name(code)}
+        return {"exitCode": code, "signal": None}
+
+
+def _argv(command: str, args: list[str]) -> list[str]:
+    """The argv for a terminal, stderr folded into stdout. Without args the command is a shell line."""
+    if sys.platform == "win32":  # pragma: no cover - no POSIX shell to merge the streams
+        return [command, *args] if args else ["cmd.exe", "/c", command]
+    if args:
+        return ["/bin/sh", "-c", 'exec 2>&1; exec "$0" "$@"', command, *args]
+    return ["/bin/sh", "-c", f"exec 2>&1\n{command}"]
+
+
+class Terminals:
+    """The ``terminal/*`` methods. ``run`` must be running (in the driver's task group) before
+    ``create`` is called; ``aclose`` kills and reaps every terminal still alive."""
+
+    def __init__(self, cwd: Path, env: Mapping[str, str]) -> None:
+        self._cwd = cwd
+        self._env = dict(env)
+        self._terminals: dict[str, _Terminal] = {}
+        self._counter = 0
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    def bind(self, tg: anyio.abc.TaskGroup) -> None:
+        """Give the terminals a task group for their output readers."""
+        self._tg = tg
+
+    def text(self, terminal_id: str) -> str | None:
+        """The kept output of ``terminal_id`` (for tool snapshots that embed it)."""
+        terminal = self._terminals.get(terminal_id)
+        return terminal.text() if terminal is not None else None
+
+    def _get(self, params: Mapping[str, Any]) -> _Terminal:
+        terminal_id = _json.text(params.get("terminalId")) or ""
+        terminal = self._terminals.get(terminal_id)
+        if terminal is None:
+            raise RpcFailure(INVALID_PARAMS, f"Invalid params: unknown terminal {terminal_id!r}")
+        return terminal
+
+    async def create(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Start ``command args`` in ``cwd`` with ``env`` added; returns ``{terminalId}``."""
+        if self._tg is None:
+            raise RpcFailure(INTERNAL_ERROR, "terminals are not available yet")
+        command = _json.text(params.get("command"))
+        if not command:
+            raise RpcFailure(INVALID_PARAMS, "Invalid params: command is required")
+        args = [a for a in _json.arr(params.get("args")) if isinstance(a, str)]
+        env = dict(self._env)
+        for var in map(_json.obj, _json.arr(params.get("env"))):
+            name, value = _json.text(var.get("name")), _json.text(var.get("value"))
+            if name and value is not None:
+                env[name] = value
+        cwd = Path(_json.text(params.get("cwd")) or self._cwd)
+        limit = _json.integer(params.get("outputByteLimit"))
+        try:
+            process = await spawn(_argv(command, args), cwd=cwd, env=env, stdin=False)
+        except AgentError as exc:
+            raise RpcFailure(INTERNAL_ERROR, exc.message) from None
+        self._counter += 1
+        terminal_id = f"term-{self._counter}"
+        terminal = _Terminal(process, limit if limit is not None else DEFAULT_OUTPUT_LIMIT)
+        self._terminals[terminal_id] = terminal
+        self._tg.start_soon(self._pump, terminal_id, terminal)
+        return {"terminalId": terminal_id}
+
+    async def _pump(self, terminal_id: str, terminal: _Terminal) -> None:
+        stream = terminal.process.stdout
+        try:
+            while True:
+                data = await stream.receive()
+                terminal.feed(data)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        finally:
+            with anyio.CancelScope(shield=True):
+                await terminal.process.wait()
+                terminal.exited.set()
+
+    async def output(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``{output, truncated, exitStatus?}`` so far."""
+        terminal = self._get(params)
+        result: dict[str, Any] = {"output": terminal.text(), "truncated": terminal.truncated}
+        status = terminal.exit_status()
+        if status is not None:
+            result["exitStatus"] = status
+        return result
+
+    async def wait_for_exit(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Wait until the command exits; ``{exitCode, signal}``."""
+        terminal = self._get(params)
+        await terminal.exited.wait()
+        return terminal.exit_status() or {"exitCode": None, "signal": None}
+
+    async def kill(self, params: Mapping[str, Any]) -> None:
+        """Kill the command's process group; the terminal stays readable until released."""
+        terminal = self._get(params)
+        await terminal.process.aclose(grace=0.0)
+
+    async def release(self, params: Mapping[str, Any]) -> None:
+        """Kill the command if it still runs and forget the terminal."""
+        terminal = self._get(params)
+        terminal_id = _json.text(params.get("terminalId")) or ""
+        self._terminals.pop(terminal_id, None)
+        await terminal.process.aclose(grace=0.0)
+
+    async def aclose(self) -> None:
+        """Kill and reap every terminal (shielded)."""
+        terminals = list(self._terminals.values())
+        self._terminals.clear()
+        with anyio.CancelScope(shield=True):
+            for terminal in terminals:
+                await terminal.process.aclose(grace=0.0)

@@ -1,0 +1,131 @@
+"""Per-agent quirks as data: what a profile's ``quirks`` mapping may say, read into one typed value.
+
+A profile never names code. It names *hooks* (small functions in the driver, listed in
+``NOTIFICATION_HOOKS`` / ``REQUEST_HOOKS``) per vendor method, and flags the adapter checks. An
+agent without a profile (``AgentInstallation.acp``) gets ``Quirks()``: plain ACP, no extensions.
+
+Keys a profile's ``quirks`` may hold (all optional):
+
+- ``notifications``: ``{method: hook}`` for vendor notifications (e.g. qwen's mode update).
+- ``requests``: ``{method: hook}`` for vendor agent→client requests (e.g. cursor's questions).
+- ``turn_end_notification``: a vendor notification that ends the running prompt (grok).
+- ``mode_text_prefix``: an ``agent_message_chunk`` starting with it reports a mode change (gemini).
+- ``read_missing_as_empty``: answer ``fs/read_text_file`` on a missing file with ``""`` (gemini 0.61).
+- ``authenticate_on_open``: the ``authenticate`` method id run once per open (Antigravity's server).
+- ``preflight``: ``{"args": [...]}`` — a side command run before the handshake; a non-zero exit
+  means logged out (cursor's ``about``).
+- ``estimate_context_usage``: end each turn with an estimated ``ContextUsage`` (cursor).
+- ``effort_prompt``: ``{"levels": [...], "without": [models]}`` — ``effort`` is switched by a hidden
+  ``/effort <level>`` prompt between turns (kiro).
+- ``retry_spurious_cancel``: re-send a prompt once when it comes back ``cancelled`` with nothing
+  said and no cancel of ours (kiro's cancel racing the next prompt).
+- ``cancel_answers_first``: answer pending permissions ``cancelled`` *before* ``session/cancel``
+  (hermes 0.19 wedges the other way round) and never send ``session/cancel`` while idle.
+- ``env``: extra environment variables for the launch (strings).
+- ``root_env``: extra environment variables only when running as root (claude bridge: IS_SANDBOX).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from . import _json
+
+__all__ = ["NOTIFICATION_HOOKS", "REQUEST_HOOKS", "EffortPrompt", "Quirks"]
+
+NOTIFICATION_HOOKS = frozenset(
+    {
+        "mode_update",  # {currentModeId} → the `mode` option
+        "model_update",  # {currentModelId} → the `model` option
+        "models_update",  # a first-class `models` state again (grok, after a switch)
+        "model_changed",  # grok's session_notification {update: {sessionUpdate: model_changed, ...}}
+        "commands",  # {commands: [{name, description, meta.hint}]} (kiro)
+        "effort_metadata",  # {effort} (kiro's per-turn metadata)
+        "cursor_todos",  # {todos: [{content|title, status}]} → PlanUpdated
+        "cursor_task",  # {toolCallId, description, ...} → a subagent tool header
+        "withdraw_request",  # {requestId} → the agent withdrew its own request ($/cancel_request)
+    }
+)
+"""Named hooks a profile may bind to vendor notifications."""
+
+REQUEST_HOOKS = frozenset(
+    {
+        "cursor_question",  # cursor/ask_question → QuestionRequest
+        "grok_question",  # _x.ai/ask_user_question → QuestionRequest
+        "cursor_todos",  # cursor/update_todos sent as a request → PlanUpdated, answered {}
+        "cursor_task",  # cursor/task sent as a request → tool header, answered {}
+    }
+)
+"""Named hooks a profile may bind to vendor agent→client requests."""
+
+_BUILTIN_NOTIFICATIONS = {"$/cancel_request": "withdraw_request"}
+"""Standard-track extensions every agent gets (codex-acp 2.6 withdraws its own requests)."""
+
+
+@attrs.frozen
+class EffortPrompt:
+    """Kiro's effort: levels offered, and the models that have none."""
+
+    levels: tuple[str, ...] = ()
+    without: frozenset[str] = frozenset()
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    return {str(k): v for k, v in _json.obj(value).items() if isinstance(v, str)}
+
+
+def _hooks(value: Any, allowed: frozenset[str], builtin: Mapping[str, str]) -> dict[str, str]:
+    hooks = dict(builtin)
+    hooks.update({method: hook for method, hook in _str_map(value).items() if hook in allowed})
+    return hooks
+
+
+@attrs.frozen
+class Quirks:
+    """Everything the adapter reads from a profile's ``quirks`` (defaults: plain ACP)."""
+
+    notifications: Mapping[str, str] = attrs.field(factory=lambda: dict(_BUILTIN_NOTIFICATIONS))
+    requests: Mapping[str, str] = attrs.field(factory=dict)
+    turn_end_notification: str | None = None
+    mode_text_prefix: str | None = None
+    read_missing_as_empty: bool = False
+    authenticate_on_open: str | None = None
+    preflight_args: tuple[str, ...] = ()
+    estimate_context_usage: bool = False
+    effort_prompt: EffortPrompt | None = None
+    retry_spurious_cancel: bool = False
+    cancel_answers_first: bool = False
+    env: Mapping[str, str] = attrs.field(factory=dict)
+    root_env: Mapping[str, str] = attrs.field(factory=dict)
+
+    @classmethod
+    def read(cls, quirks: Mapping[str, Any] | None) -> Quirks:
+        """Parse a profile's ``quirks`` mapping; unknown keys and wrong shapes are ignored."""
+        data = dict(quirks or {})
+        effort = _json.obj(data.get("effort_prompt"))
+        preflight = _json.obj(data.get("preflight"))
+        return cls(
+            notifications=_hooks(data.get("notifications"), NOTIFICATION_HOOKS, _BUILTIN_NOTIFICATIONS),
+            requests=_hooks(data.get("requests"), REQUEST_HOOKS, {}),
+            turn_end_notification=_json.text(data.get("turn_end_notification")),
+            mode_text_prefix=_json.text(data.get("mode_text_prefix")),
+            read_missing_as_empty=_json.flag(data.get("read_missing_as_empty")),
+            authenticate_on_open=_json.text(data.get("authenticate_on_open")),
+            preflight_args=tuple(a for a in _json.arr(preflight.get("args")) if isinstance(a, str)),
+            estimate_context_usage=_json.flag(data.get("estimate_context_usage")),
+            effort_prompt=(
+                EffortPrompt(
+                    tuple(v for v in _json.arr(effort.get("levels")) if isinstance(v, str)),
+                    frozenset(v for v in _json.arr(effort.get("without")) if isinstance(v, str)),
+                )
+                if effort
+                else None
+            ),
+            retry_spurious_cancel=_json.flag(data.get("retry_spurious_cancel")),
+            cancel_answers_first=_json.flag(data.get("cancel_answers_first")),
+            env=_str_map(data.get("env")),
+            root_env=_str_map(data.get("root_env")),
+        )

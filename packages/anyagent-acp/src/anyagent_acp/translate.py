@@ -1,0 +1,517 @@
+"""Pure ACP → anyagent mapping: values in, values out, no I/O.
+
+What flows in: decoded JSON from the agent (``initialize`` results, ``session/new`` results,
+``session/update`` params, permission requests, prompt responses). What flows out: anyagent
+values (``ToolUpdate``, ``ConfigOption``, ``StopReason``, ``Capabilities``, …). The driver owns the
+state and the wire; everything here can be tested with plain dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from anyagent import (
+    BooleanKind,
+    Cancelled,
+    Capabilities,
+    Capability,
+    Completed,
+    ConfigChoice,
+    ConfigOption,
+    ConfigValue,
+    ContextUsage,
+    EnvVarLogin,
+    Failed,
+    FileDiff,
+    LoginMethod,
+    PermissionChoice,
+    PlanEntry,
+    PlanEntryStatus,
+    Question,
+    QuestionChoice,
+    Refused,
+    SelectKind,
+    SlashCommand,
+    StopReason,
+    TerminalLogin,
+    ToolInput,
+    ToolKind,
+    ToolKindValue,
+    ToolLocation,
+    ToolStatus,
+    ToolUpdate,
+)
+from anyagent.seam import OUTPUT_CAP
+
+from . import _json
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "ToolBook",
+    "capabilities",
+    "commands",
+    "config_from_configoptions",
+    "config_from_models",
+    "config_from_modes",
+    "login_methods",
+    "permission_options",
+    "plan_entries",
+    "stop_reason",
+    "tool_kind",
+    "tool_status",
+    "usage",
+]
+
+PROTOCOL_VERSION = 1
+"""The ACP version this client speaks (and offers in ``initialize``)."""
+
+_TOOL_KINDS = {
+    "read": ToolKind.READ,
+    "edit": ToolKind.EDIT,
+    "delete": ToolKind.DELETE,
+    "move": ToolKind.MOVE,
+    "search": ToolKind.SEARCH,
+    "execute": ToolKind.EXECUTE,
+    "think": ToolKind.THINK,
+    "fetch": ToolKind.FETCH,
+}
+_TOOL_STATUSES = {
+    "pending": ToolStatus.PENDING,
+    "in_progress": ToolStatus.RUNNING,
+    "completed": ToolStatus.COMPLETED,
+    "failed": ToolStatus.FAILED,
+}
+_PERMISSION_KINDS = {
+    "allow_once": PermissionChoice.ALLOW_ONCE,
+    "allow_always": PermissionChoice.ALLOW_ALWAYS,
+    "reject_once": PermissionChoice.DENY_ONCE,
+    "reject_always": PermissionChoice.DENY_ALWAYS,
+}
+_PLAN_STATUSES = {
+    "pending": PlanEntryStatus.PENDING,
+    "in_progress": PlanEntryStatus.IN_PROGRESS,
+    "inProgress": PlanEntryStatus.IN_PROGRESS,
+    "completed": PlanEntryStatus.COMPLETED,
+    "cancelled": PlanEntryStatus.COMPLETED,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# handshake
+
+
+def capabilities(init: Mapping[str, Any]) -> Capabilities:
+    """What an ``initialize`` result proves: permissions, plan and slash commands always (core ACP),
+    images / resume / steer when advertised, and the MCP transports (stdio is ACP's baseline)."""
+    agent = _json.obj(init.get("agentCapabilities"))
+    prompt = _json.obj(agent.get("promptCapabilities"))
+    sessions = _json.obj(agent.get("sessionCapabilities"))
+    caps = {Capability.PERMISSIONS, Capability.PLAN, Capability.SLASH_COMMANDS}
+    if _json.flag(prompt.get("image")):
+        caps.add(Capability.IMAGES)
+    if _json.flag(agent.get("loadSession")) or isinstance(sessions.get("resume"), dict):
+        caps.add(Capability.RESUME)
+    if _json.flag(_json.path(agent, "_meta", "steering", "supported")):
+        caps.add(Capability.STEER)
+    mcp = _json.obj(agent.get("mcpCapabilities"))
+    transports = ["stdio"] + [name for name in ("http", "sse") if _json.flag(mcp.get(name))]
+    return Capabilities.of(*caps, mcp_transports=transports)
+
+
+def login_methods(init: Mapping[str, Any], executable: Path) -> tuple[LoginMethod, ...]:
+    """Runnable login methods from ``authMethods``: terminal methods (typed, or qwen's ``_meta``
+    form) run the agent with their args; env-var methods name their variables."""
+    methods: list[LoginMethod] = []
+    for raw in _json.arr(init.get("authMethods")):
+        method = _json.obj(raw)
+        name = _json.text(method.get("name")) or _json.text(method.get("id")) or "log in"
+        kind = _json.text(method.get("type"))
+        meta = _json.obj(method.get("_meta"))
+        if kind == "env_var":
+            for var in _json.arr(method.get("vars")):
+                var_name = _json.text(_json.obj(var).get("name"))
+                if var_name:
+                    methods.append(EnvVarLogin(var_name, name))
+            continue
+        if kind == "terminal" or _json.text(meta.get("type")) == "terminal":
+            source = method if kind == "terminal" else meta
+            args = [a for a in _json.arr(source.get("args")) if isinstance(a, str)]
+            env = {k: v for k, v in _json.obj(method.get("env")).items() if isinstance(v, str)}
+            methods.append(TerminalLogin((str(executable), *args), name, env))
+    return tuple(methods)
+
+
+# ---------------------------------------------------------------------------------------------
+# configuration
+
+
+def _choices(options: Iterable[Any]) -> list[ConfigChoice]:
+    """Select options (flat, or grouped as ``{group, name, options}``) as flat choices."""
+    choices: list[ConfigChoice] = []
+    for raw in options:
+        option = _json.obj(raw)
+        if "options" in option and "value" not in option:
+            choices.extend(_choices(_json.arr(option.get("options"))))
+            continue
+        value = _json.text(option.get("value"))
+        if value is not None:
+            label = _json.text(option.get("name")) or value
+            choices.append(ConfigChoice(value, label, _json.text(option.get("description"))))
+    return choices
+
+
+def config_from_modes(modes: Any) -> ConfigOption | None:
+    """The session's ``modes`` state as the ``mode`` select option (None when absent)."""
+    state = _json.obj(modes)
+    available = _json.arr(state.get("availableModes"))
+    if not available:
+        return None
+    choices = []
+    for raw in available:
+        mode = _json.obj(raw)
+        mode_id = _json.text(mode.get("id"))
+        if mode_id is not None:
+            choices.append(
+                ConfigChoice(mode_id, _json.text(mode.get("name")) or mode_id, _json.text(mode.get("description")))
+            )
+    current = _json.text(state.get("currentModeId"))
+    return ConfigOption("mode", "Mode", SelectKind(tuple(choices)), current, live=True, category="mode")
+
+
+def config_from_configoptions(options: Any) -> list[ConfigOption]:
+    """``configOptions`` (select or boolean) as ``ConfigOption``s; other kinds are skipped."""
+    result: list[ConfigOption] = []
+    for raw in _json.arr(options):
+        option = _json.obj(raw)
+        option_id = _json.text(option.get("id"))
+        if not option_id:
+            continue
+        name = _json.text(option.get("name")) or option_id
+        category = _json.text(option.get("category"))
+        current = option.get("currentValue")
+        if option.get("type") == "boolean":
+            value = current if isinstance(current, bool) else None
+            result.append(ConfigOption(option_id, name, BooleanKind(), value, live=True, category=category))
+        elif option.get("type") == "select" or "options" in option:
+            choices = _choices(_json.arr(option.get("options")))
+            text_value = _json.text(current)
+            result.append(ConfigOption(option_id, name, SelectKind(tuple(choices)), text_value, True, category))
+    return result
+
+
+def config_from_models(models: Any) -> tuple[ConfigOption | None, ConfigOption | None]:
+    """The first-class ``models`` state as the ``model`` option, plus ``effort`` when the current
+    model lists ``_meta.reasoningEfforts`` (grok). Either is None when absent."""
+    state = _json.obj(models)
+    available = [_json.obj(m) for m in _json.arr(state.get("availableModels"))]
+    choices = []
+    for model in available:
+        model_id = _json.text(model.get("modelId"))
+        if model_id is not None:
+            choices.append(
+                ConfigChoice(model_id, _json.text(model.get("name")) or model_id, _json.text(model.get("description")))
+            )
+    if not choices:
+        return None, None
+    current_id = _json.text(state.get("currentModelId"))
+    model_option = ConfigOption("model", "Model", SelectKind(tuple(choices)), current_id, live=True, category="model")
+    current = next((m for m in available if m.get("modelId") == current_id), {})
+    efforts = []
+    for raw in _json.arr(_json.path(current, "_meta", "reasoningEfforts")):
+        effort = _json.obj(raw)
+        value = _json.text(effort.get("value")) or _json.text(effort.get("id"))
+        if value is not None:
+            efforts.append(
+                ConfigChoice(value, _json.text(effort.get("label")) or value, _json.text(effort.get("description")))
+            )
+    if not efforts:
+        return model_option, None
+    effort_now = _json.text(_json.path(current, "_meta", "reasoningEffort"))
+    effort_option = ConfigOption(
+        "effort", "Effort", SelectKind(tuple(efforts)), effort_now, live=True, category="thought_level"
+    )
+    return model_option, effort_option
+
+
+def with_current(option: ConfigOption, value: ConfigValue) -> ConfigOption:
+    """``option`` with ``value`` selected."""
+    return attrs.evolve(option, current=value)
+
+
+# ---------------------------------------------------------------------------------------------
+# session updates
+
+
+def commands(available: Any) -> tuple[SlashCommand, ...]:
+    """``availableCommands`` (or kiro's ``commands``) as slash commands."""
+    result = []
+    for raw in _json.arr(available):
+        command = _json.obj(raw)
+        name = _json.text(command.get("name"))
+        if not name:
+            continue
+        hint = _json.text(_json.path(command, "input", "hint")) or _json.text(_json.path(command, "meta", "hint"))
+        result.append(SlashCommand(name, _json.text(command.get("description")) or "", hint or None))
+    return tuple(result)
+
+
+def plan_entries(entries: Any) -> tuple[PlanEntry, ...]:
+    """ACP plan entries (or cursor todos: ``content``/``title``) as ``PlanEntry``s."""
+    result = []
+    for raw in _json.arr(entries):
+        entry = _json.obj(raw)
+        content = _json.text(entry.get("content")) or _json.text(entry.get("title"))
+        if not content:
+            continue
+        status = _PLAN_STATUSES.get(_json.text(entry.get("status")) or "", PlanEntryStatus.PENDING)
+        result.append(PlanEntry(content, status, _json.text(entry.get("priority"))))
+    return tuple(result)
+
+
+def usage(update: Mapping[str, Any]) -> ContextUsage | None:
+    """A ``usage_update`` as ``ContextUsage``; cost only when it is in USD."""
+    used = _json.integer(update.get("used"))
+    if used is None:
+        return None
+    cost = _json.obj(update.get("cost"))
+    amount = _json.number(cost.get("amount")) if _json.text(cost.get("currency")) in ("USD", "usd") else None
+    return ContextUsage(used, _json.integer(update.get("size")), amount)
+
+
+def stop_reason(result: Any) -> StopReason:
+    """A ``session/prompt`` result's ``stopReason`` as a ``StopReason``."""
+    reason = _json.text(_json.obj(result).get("stopReason")) or "end_turn"
+    if reason == "end_turn":
+        return Completed()
+    if reason == "cancelled":
+        return Cancelled()
+    if reason == "refusal":
+        return Refused()
+    if reason == "max_tokens":
+        return Failed("the agent stopped: it reached its token limit (max_tokens)")
+    if reason == "max_turn_requests":
+        return Failed("the agent stopped: it reached its request limit for one turn (max_turn_requests)")
+    return Failed(f"the agent stopped: {reason}")
+
+
+def permission_options(options: Any) -> tuple[tuple[PermissionChoice, ...], dict[PermissionChoice, str]]:
+    """A permission request's options: the choices offered (in the agent's order) and the agent's
+    ``optionId`` for each (the first option of a kind wins)."""
+    ids: dict[PermissionChoice, str] = {}
+    for raw in _json.arr(options):
+        option = _json.obj(raw)
+        choice = _PERMISSION_KINDS.get(_json.text(option.get("kind")) or "")
+        option_id = option.get("optionId")
+        if choice is not None and isinstance(option_id, str) and choice not in ids:
+            ids[choice] = option_id
+    return tuple(ids), ids
+
+
+def question_from_cursor(raw: Any) -> Question | None:
+    """One cursor ``ask_question`` question (``{id, prompt, options: [{id, label}], allowMultiple}``)."""
+    q = _json.obj(raw)
+    qid = _json.text(q.get("id"))
+    prompt = _json.text(q.get("prompt")) or _json.text(q.get("question"))
+    if not qid or prompt is None:
+        return None
+    choices = []
+    for option in map(_json.obj, _json.arr(q.get("options"))):
+        cid, label = _json.text(option.get("id")), _json.text(option.get("label"))
+        if cid and label is not None:
+            choices.append(QuestionChoice(cid, label))
+    return Question(qid, prompt, None, tuple(choices), _json.flag(q.get("allowMultiple")), allows_free_text=False)
+
+
+def question_from_grok(raw: Any, index: int) -> Question | None:
+    """One grok ``ask_user_question`` question; ids fall back to the text (grok marks them optional)."""
+    q = _json.obj(raw)
+    text = _json.text(q.get("question"))
+    if text is None:
+        return None
+    choices = []
+    for option in map(_json.obj, _json.arr(q.get("options"))):
+        label = _json.text(option.get("label"))
+        if label is not None:
+            choices.append(
+                QuestionChoice(_json.text(option.get("id")) or label, label, _json.text(option.get("description")))
+            )
+    qid = _json.text(q.get("id")) or f"q{index + 1}"
+    return Question(qid, text, _json.text(q.get("header")), tuple(choices), _json.flag(q.get("multiSelect")), False)
+
+
+# ---------------------------------------------------------------------------------------------
+# tools
+
+
+def tool_kind(value: Any) -> ToolKindValue:
+    """An ACP tool kind as ours (``switch_mode`` and unknown kinds are ``OTHER``)."""
+    return _TOOL_KINDS.get(_json.text(value) or "", ToolKind.OTHER)
+
+
+def tool_status(value: Any, default: ToolStatus) -> ToolStatus:
+    """An ACP tool status as ours; absent or unknown keeps ``default``."""
+    return _TOOL_STATUSES.get(_json.text(value) or "", default)
+
+
+def _command_text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    parts = _json.arr(value)
+    if parts and all(isinstance(p, str) for p in parts):
+        return " ".join(parts)
+    return None
+
+
+def _first_text(raw: Mapping[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = _json.text(raw.get(key))
+        if value:
+            return value
+    return None
+
+
+def tool_input(raw_input: Any) -> ToolInput:
+    """An agent's ``rawInput`` as the typed parts a UI shows, plus every argument."""
+    raw = _json.obj(raw_input)
+    if not raw:
+        return ToolInput()
+    return ToolInput(
+        command=_command_text(raw.get("command")) or _command_text(raw.get("cmd")),
+        path=_first_text(raw, "path", "file_path", "filePath", "abs_path", "absolute_path"),
+        pattern=_first_text(raw, "pattern", "query", "glob"),
+        url=_first_text(raw, "url"),
+        description=_first_text(raw, "description", "justification"),
+        arguments=raw,
+    )
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= OUTPUT_CAP else text[-OUTPUT_CAP:]
+
+
+@attrs.define
+class _Tool:
+    raw: dict[str, Any]
+    update: ToolUpdate
+    terminals: list[str] = attrs.Factory(list)
+
+
+class ToolBook:
+    """Cumulative tool snapshots, merged from ``tool_call``, ``tool_call_update`` and permission
+    requests wherever a tool first appears (create-or-update by ``toolCallId``).
+
+    ``terminal_text`` reads the output of a client terminal a tool embeds (``{type: terminal}``).
+    """
+
+    def __init__(self, terminal_text: Callable[[str], str | None] | None = None) -> None:
+        self._tools: dict[str, _Tool] = {}
+        self._terminal_text = terminal_text
+
+    def upsert(self, fields: Mapping[str, Any]) -> ToolUpdate | None:
+        """Merge one partial tool description; returns the whole new snapshot (None without an id)."""
+        tool_id = _json.text(fields.get("toolCallId"))
+        if not tool_id:
+            return None
+        entry = self._tools.get(tool_id)
+        if entry is None:
+            entry = _Tool({}, ToolUpdate(id=tool_id))
+            self._tools[tool_id] = entry
+        for key, value in fields.items():
+            if key != "sessionUpdate" and value is not None:
+                entry.raw[key] = value
+        entry.update = self._snapshot(entry, fields)
+        return entry.update
+
+    def get(self, tool_id: str) -> ToolUpdate | None:
+        """The current snapshot of ``tool_id``."""
+        entry = self._tools.get(tool_id)
+        return entry.update if entry is not None else None
+
+    def finish_active(self, status: ToolStatus) -> list[ToolUpdate]:
+        """Mark every still-active tool ``status`` (a turn ended under it); returns the snapshots."""
+        finished = []
+        for entry in self._tools.values():
+            if entry.update.status.active:
+                entry.update = attrs.evolve(entry.update, status=status)
+                finished.append(entry.update)
+        return finished
+
+    def clear(self) -> None:
+        """Forget every tool (between turns)."""
+        self._tools.clear()
+
+    def _snapshot(self, entry: _Tool, fields: Mapping[str, Any]) -> ToolUpdate:
+        current = entry.update
+        raw = entry.raw
+        changes: dict[str, Any] = {"raw": dict(raw)}
+        if "kind" in fields:
+            changes["kind"] = tool_kind(fields.get("kind"))
+        if "status" in fields:
+            changes["status"] = tool_status(fields.get("status"), current.status)
+        if _json.text(fields.get("title")) is not None:
+            changes["title"] = fields["title"]
+        if "rawInput" in fields and isinstance(fields.get("rawInput"), dict):
+            changes["input"] = tool_input(fields["rawInput"])
+        if isinstance(fields.get("locations"), list):
+            changes["locations"] = tuple(
+                ToolLocation(str(loc["path"]), _json.integer(loc.get("line")))
+                for loc in map(_json.obj, fields["locations"])
+                if isinstance(loc.get("path"), str)
+            )
+        output = current.output
+        if isinstance(fields.get("content"), list):
+            diffs, text, terminals = _content(fields["content"])
+            changes["diffs"] = tuple(diffs)
+            entry.terminals = terminals or entry.terminals
+            output = text if text is not None else output
+        if output is None:
+            output = _raw_output_text(raw.get("rawOutput"))
+        changes["output"] = self._output(entry, output)
+        return attrs.evolve(current, **changes)
+
+    def _output(self, entry: _Tool, output: str | None) -> str | None:
+        if self._terminal_text is not None:
+            for terminal_id in entry.terminals:
+                text = self._terminal_text(terminal_id)
+                if text:
+                    output = text
+        return _cap(output) if output is not None else None
+
+
+def _content(items: list[Any]) -> tuple[list[FileDiff], str | None, list[str]]:
+    """A tool's ``content`` list: its diffs, its text (joined), the terminals it embeds."""
+    diffs: list[FileDiff] = []
+    texts: list[str] = []
+    terminals: list[str] = []
+    for raw in items:
+        item = _json.obj(raw)
+        kind = item.get("type")
+        if kind == "diff":
+            path, new_text = _json.text(item.get("path")), _json.text(item.get("newText"))
+            if path is not None:
+                diffs.append(FileDiff(path, new_text or "", _json.text(item.get("oldText"))))
+        elif kind == "terminal":
+            terminal_id = _json.text(item.get("terminalId"))
+            if terminal_id:
+                terminals.append(terminal_id)
+        elif kind == "content":
+            block = _json.obj(item.get("content"))
+            block_text = _json.text(block.get("text"))
+            if block_text is not None:
+                texts.append(block_text)
+    return diffs, ("\n".join(texts) if texts else None), terminals
+
+
+def _raw_output_text(raw_output: Any) -> str | None:
+    if isinstance(raw_output, str):
+        return raw_output
+    data = _json.obj(raw_output)
+    for key in ("output", "stdout", "content", "formatted_output"):
+        value = _json.text(data.get(key))
+        if value is not None:
+            return value
+    return None

@@ -1,0 +1,240 @@
+"""The pure ACP → anyagent mapping, the quirks reader and the catalog, without processes."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+import anyagent_acp.plugin
+from anyagent import (
+    BooleanKind,
+    Cancelled,
+    Capability,
+    Completed,
+    ContextUsage,
+    EnvVarLogin,
+    Failed,
+    FileDiff,
+    PermissionChoice,
+    Refused,
+    Runtime,
+    SelectKind,
+    TerminalLogin,
+    ToolKind,
+    ToolStatus,
+)
+from anyagent_acp import PROFILES, Quirks, translate
+from anyagent_acp._state import InfoState, Setter
+from anyagent_acp.quirks import EffortPrompt
+
+
+def test_capabilities_from_initialize() -> None:
+    init = {
+        "agentCapabilities": {
+            "loadSession": True,
+            "promptCapabilities": {"image": True},
+            "mcpCapabilities": {"http": True, "sse": True},
+            "_meta": {"steering": {"supported": True}},
+        }
+    }
+    caps = translate.capabilities(init)
+    assert {Capability.IMAGES, Capability.RESUME, Capability.STEER, Capability.PERMISSIONS} <= caps.items
+    assert caps.mcp_transports == frozenset({"stdio", "http", "sse"})
+    bare = translate.capabilities({})
+    assert not bare.supports(Capability.RESUME) and bare.mcp_transports == frozenset({"stdio"})
+    assert translate.capabilities({"agentCapabilities": {"sessionCapabilities": {"resume": {}}}}).supports(
+        Capability.RESUME
+    )
+
+
+def test_login_methods_terminal_meta_and_env_var() -> None:
+    init = {
+        "authMethods": [
+            {"id": "openai", "name": "Use OpenAI", "_meta": {"type": "terminal", "args": ["--auth-type=openai"]}},
+            {"id": "key", "name": "API key", "type": "env_var", "vars": [{"name": "CODEX_API_KEY"}]},
+            {"id": "oauth", "name": "Browser"},
+        ]
+    }
+    methods = translate.login_methods(init, Path("/bin/qwen"))
+    assert methods == (
+        TerminalLogin(("/bin/qwen", "--auth-type=openai"), "Use OpenAI"),
+        EnvVarLogin("CODEX_API_KEY", "API key"),
+    )
+
+
+def test_permission_options_keep_the_first_option_of_each_kind() -> None:
+    options = [
+        {"optionId": "proceed_always_project", "kind": "allow_always"},
+        {"optionId": "proceed_always_user", "kind": "allow_always"},
+        {"optionId": "proceed_once", "kind": "allow_once"},
+        {"optionId": "cancel", "kind": "reject_once"},
+        {"optionId": "weird", "kind": "maybe"},
+    ]
+    choices, ids = translate.permission_options(options)
+    assert choices == (PermissionChoice.ALLOW_ALWAYS, PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE)
+    assert ids[PermissionChoice.ALLOW_ALWAYS] == "proceed_always_project"
+
+
+@pytest.mark.parametrize(
+    ("reason", "stop"),
+    [
+        ("end_turn", Completed()),
+        ("cancelled", Cancelled()),
+        ("refusal", Refused()),
+        (
+            "max_turn_requests",
+            Failed("the agent stopped: it reached its request limit for one turn (max_turn_requests)"),
+        ),
+        ("teapot", Failed("the agent stopped: teapot")),
+    ],
+)
+def test_stop_reasons(reason: str, stop: object) -> None:
+    assert translate.stop_reason({"stopReason": reason}) == stop
+
+
+def test_config_options_select_grouped_and_boolean() -> None:
+    options = translate.config_from_configoptions(
+        [
+            {
+                "id": "model",
+                "name": "Model",
+                "type": "select",
+                "currentValue": "b",
+                "category": "model",
+                "options": [
+                    {"group": "g", "name": "G", "options": [{"value": "a", "name": "A"}, {"value": "b", "name": "B"}]}
+                ],
+            },
+            {"id": "fast", "name": "Fast", "type": "boolean", "currentValue": True},
+            {"id": "broken"},
+        ]
+    )
+    assert [o.id for o in options] == ["model", "fast"]
+    assert isinstance(options[0].kind, SelectKind) and [c.value for c in options[0].kind.choices] == ["a", "b"]
+    assert options[0].current == "b" and options[0].category == "model"
+    assert isinstance(options[1].kind, BooleanKind) and options[1].current is True
+
+
+def test_usage_cost_only_in_usd() -> None:
+    assert translate.usage({"used": 5, "size": 10, "cost": {"amount": 0.5, "currency": "USD"}}) == ContextUsage(
+        5, 10, 0.5
+    )
+    assert translate.usage({"used": 5, "size": 10, "cost": {"amount": 0.5, "currency": "EUR"}}) == ContextUsage(5, 10)
+    assert translate.usage({"size": 10}) is None
+
+
+def test_tool_book_merges_wherever_a_tool_appears() -> None:
+    book = translate.ToolBook(lambda terminal_id: "live output" if terminal_id == "term-1" else None)
+    # first sight inside a permission request: no status means pending
+    first = book.upsert(
+        {
+            "toolCallId": "a",
+            "title": "Edit x",
+            "kind": "edit",
+            "content": [{"type": "diff", "path": "/x", "newText": "n"}],
+        }
+    )
+    assert first is not None and first.status is ToolStatus.PENDING and first.diffs == (FileDiff("/x", "n"),)
+    second = book.upsert({"toolCallId": "a", "status": "completed"})
+    assert second is not None and second.status is ToolStatus.COMPLETED and second.title == "Edit x"
+    assert second.kind is ToolKind.EDIT and second.diffs == first.diffs
+    unknown = book.upsert(
+        {"toolCallId": "b", "status": "in_progress", "content": [{"type": "terminal", "terminalId": "term-1"}]}
+    )
+    assert unknown is not None and unknown.output == "live output"
+    assert book.upsert({"title": "no id"}) is None
+    finished = book.finish_active(ToolStatus.CANCELLED)
+    assert [t.id for t in finished] == ["b"] and finished[0].status is ToolStatus.CANCELLED
+
+
+def test_tool_input_reads_common_shapes() -> None:
+    tool = translate.tool_input({"command": ["git", "status"], "file_path": "/a", "description": "check"})
+    assert tool.command == "git status" and tool.path == "/a" and tool.description == "check"
+    assert tool.arguments["file_path"] == "/a"
+
+
+def test_quirks_keep_only_known_hooks() -> None:
+    quirks = Quirks.read(
+        {
+            "notifications": {"a/b": "mode_update", "c/d": "rm_rf"},
+            "requests": {"x/y": "cursor_question"},
+            "env": {"A": 1},
+        }
+    )
+    assert quirks.notifications["a/b"] == "mode_update" and "c/d" not in quirks.notifications
+    assert quirks.notifications["$/cancel_request"] == "withdraw_request"
+    assert quirks.requests == {"x/y": "cursor_question"}
+    assert quirks.env == {}
+    assert Quirks.read(None) == Quirks()
+
+
+def test_every_profile_quirk_parses_and_names_real_hooks() -> None:
+    for profile in PROFILES:
+        assert profile.wire == "acp"
+        raw = dict(profile.quirks)
+        quirks = Quirks.read(raw)
+        assert len(quirks.notifications) - 1 == len(raw.get("notifications", {})), profile.id
+        assert len(quirks.requests) == len(raw.get("requests", {})), profile.id
+
+
+def test_info_state_keeps_our_options_when_the_agent_replaces_its_own() -> None:
+    from anyagent import Capabilities
+
+    state = InfoState(Capabilities(), effort_prompt=EffortPrompt(("low", "high"), frozenset({"auto"})))
+    state.adopt_session(
+        {
+            "modes": {
+                "currentModeId": "ask",
+                "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
+            },
+            "models": {"currentModelId": "m1", "availableModels": [{"modelId": "m1"}, {"modelId": "auto"}]},
+            "configOptions": [
+                {
+                    "id": "depth",
+                    "name": "Depth",
+                    "type": "select",
+                    "currentValue": "1",
+                    "options": [{"value": "1", "name": "1"}],
+                }
+            ],
+        }
+    )
+    assert state.setters == {
+        "mode": Setter.MODE,
+        "depth": Setter.CONFIG,
+        "model": Setter.MODEL,
+        "effort": Setter.EFFORT_PROMPT,
+    }
+    state.adopt_config_options(
+        [{"id": "depth2", "name": "D", "type": "select", "currentValue": "x", "options": [{"value": "x", "name": "x"}]}]
+    )
+    assert sorted(state.setters) == ["depth2", "effort", "mode", "model"]
+    assert state.select("model", "auto") and state.option("effort") is None
+
+
+async def _discover(tmp_path: Path) -> object:
+    async with Runtime(plugins=[anyagent_acp.plugin]) as runtime:
+        return await runtime.discover()
+
+
+@pytest.mark.anyio
+async def test_the_plugin_registers_the_wire_and_the_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "qwen"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    runtime = Runtime(plugins=[anyagent_acp.plugin])
+    registry = runtime.registry()
+    assert "acp" in registry.adapters
+    assert {"cursor", "grok", "hermes", "kiro", "qwen", "gemini", "claude-acp", "codex-acp", "antigravity-acp"} <= set(
+        registry.profiles
+    )
+    report = await _discover(tmp_path)
+    qwen = report.get("qwen")
+    assert qwen is not None and qwen.wire == "acp" and qwen.args == ("--acp",)
+    assert qwen.executable_path.resolve() == fake.resolve()
+    missing = {m.id: m for m in report.missing}
+    assert "curl https://cursor.com/install" in missing["cursor"].install_hint

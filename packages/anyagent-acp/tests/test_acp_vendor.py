@@ -1,0 +1,251 @@
+"""Vendor extensions and wire oddities, each bound by a catalog profile's quirks, against a raw
+JSON-lines fake (``agents/vendor_agent.py``) launched under the profile's id."""
+
+from __future__ import annotations
+
+import stat
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from acpsupport import AGENTS, kinds, next_request, opened, text, turn, until
+
+from anyagent import (
+    AgentInstallation,
+    Answer,
+    Authenticated,
+    AuthRequired,
+    Cancelled,
+    Capability,
+    Completed,
+    ContextUsage,
+    Diagnostic,
+    PermissionChoice,
+    PlanUpdated,
+    ProcessExited,
+    QuestionAnswer,
+    QuestionRequest,
+    RequestClosed,
+    RequestOpened,
+    SessionOptions,
+    SessionUpdated,
+    Steered,
+    TerminalLogin,
+    TextDelta,
+    ToolKind,
+    ToolUpdated,
+    TurnEnded,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def _agent(tmp_path: Path, profile_id: str, flavor: str) -> AgentInstallation:
+    shim = tmp_path / "vendor-shim"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{AGENTS / "vendor_agent.py"}" "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    return AgentInstallation(id=profile_id, name=profile_id, executable_path=shim, wire="acp", args=[flavor])
+
+
+def _opened_request(event: object) -> bool:
+    return isinstance(getattr(event, "kind", None), RequestOpened)
+
+
+async def test_cursor_preflight_questions_todos_task_and_estimated_usage(tmp_path: Path) -> None:
+    agent = _agent(tmp_path, "cursor", "cursor")
+    async with opened(tmp_path, agent=agent) as (session, events):
+        assert session.info().details.auth == Authenticated()
+        assert not session.info().details.capabilities.supports(Capability.QUESTIONS)
+        await session.prompt("ASK")
+        request = await next_request(events)
+        assert isinstance(request, QuestionRequest)
+        assert session.info().details.capabilities.supports(Capability.QUESTIONS)
+        question = request.questions[0]
+        assert question.text == "Which database?" and [c.id for c in question.choices] == ["pg", "lite"]
+        await session.answer(request.id, Answer.question([QuestionAnswer.choices(["lite"])]))
+        seen = await turn(events)
+        assert text(seen) == "answered [['lite']]"
+        usage = [e for e in seen if isinstance(e.kind, ContextUsage)]
+        assert usage and usage[-1].extensions["anyagent/estimated"] is True
+        await session.prompt("TODOS")
+        seen = await turn(events)
+    plan = kinds(seen, PlanUpdated)[-1]
+    assert [e.content for e in plan.entries] == ["write", "test"]
+    task = kinds(seen, ToolUpdated)[-1].tool
+    assert task.id == "sub-1" and task.kind is ToolKind.SUBAGENT and task.title == "Explore"
+
+
+async def test_cursor_logged_out_fails_open_with_its_login_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VENDOR_LOGGED_OUT", "1")
+    with pytest.raises(AuthRequired) as caught:
+        async with opened(tmp_path, agent=_agent(tmp_path, "cursor", "cursor")):
+            pass
+    assert TerminalLogin(("cursor-agent", "login"), "Log in to Cursor") in caught.value.login
+    assert "Not logged in" in caught.value.message
+
+
+async def test_grok_models_effort_question_and_vendor_turn_end(tmp_path: Path) -> None:
+    async with opened(tmp_path, agent=_agent(tmp_path, "grok", "grok")) as (session, events):
+        details = session.info().details
+        assert details.option("model").current == "grok-4"
+        assert details.option("effort").current == "low"
+        await session.configure("effort", "high")
+        await until(
+            events, lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("effort") == "high"
+        )
+        await session.prompt("GROKEND")
+        first = await turn(events)
+        assert text(first) == "done early" and kinds(first, TurnEnded)[-1].stop == Completed()
+        await session.prompt("GROKASK")  # the late answer to GROKEND arrives first and ends nothing
+        request = await next_request(events)
+        assert [c.label for c in request.questions[0].choices] == ["Red", "Blue"]
+        await session.answer(request.id, Answer.question([QuestionAnswer.choices(["Blue"])]))
+        seen = await turn(events)
+    assert text(seen) == '{"outcome": "accepted", "answers": {"Colour?": ["Blue"]}}'
+    assert len(kinds(seen, TurnEnded)) == 1
+
+
+async def test_qwen_vendor_mode_notification(tmp_path: Path) -> None:
+    async with opened(tmp_path, agent=_agent(tmp_path, "qwen", "qwen")) as (session, events):
+        await session.configure("mode", "plan")
+        await until(
+            events, lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == "plan"
+        )
+
+
+async def test_gemini_mode_text_and_missing_file_read_as_empty(tmp_path: Path) -> None:
+    async with opened(tmp_path, agent=_agent(tmp_path, "gemini", "gemini")) as (session, events):
+        await session.configure("mode", "autoEdit")
+        seen = await until(
+            events, lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == "autoEdit"
+        )
+        assert not kinds(seen, TextDelta)
+        await session.prompt(f"READMISSING {tmp_path / 'new.txt'}")
+        assert text(await turn(events)) == '{"content": ""}'
+
+
+async def test_kiro_effort_switches_by_a_hidden_prompt(tmp_path: Path) -> None:
+    async with opened(tmp_path, agent=_agent(tmp_path, "kiro", "kiro")) as (session, events):
+        await until(events, lambda e: isinstance(e.kind, SessionUpdated) and bool(e.kind.info.details.commands))
+        info = session.info()
+        assert [c.name for c in info.details.commands] == ["effort"]
+        assert info.details.commands[0].input_hint == "<level>"
+        effort = info.details.option("effort")
+        assert effort is not None and [c.value for c in effort.kind.choices][-1] == "max"
+        await session.configure("effort", "high")
+        seen = await until(
+            events, lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("effort") == "high"
+        )
+        assert not kinds(seen, TextDelta) and not kinds(seen, TurnEnded)
+        await session.configure("model", "auto")  # a model without effort drops the option
+        await until(
+            events, lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.details.option("effort") is None
+        )
+        await session.prompt("hello")
+        assert text(await turn(events)) == "ok"
+
+
+async def test_hermes_cancel_answers_the_permission_before_session_cancel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "order.log"
+    monkeypatch.setenv("VENDOR_LOG", str(log))
+    async with opened(tmp_path, agent=_agent(tmp_path, "hermes", "hermes")) as (session, events):
+        await session.prompt("HOLD")
+        await until(events, _opened_request)
+        await session.cancel()
+        assert kinds(await turn(events), TurnEnded)[-1].stop == Cancelled()
+    lines = log.read_text().splitlines()
+    assert lines.index("answer session/request_permission") < lines.index("session/cancel")
+
+
+async def test_plain_cancel_sends_session_cancel_before_answering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "order.log"
+    monkeypatch.setenv("VENDOR_LOG", str(log))
+    agent = AgentInstallation.acp("plain", _agent(tmp_path, "x", "plain").executable_path, ["plain"])
+    async with opened(tmp_path, agent=agent) as (session, events):
+        await session.prompt("HOLD")
+        await until(events, _opened_request)
+        await session.cancel()
+        await turn(events)
+    lines = log.read_text().splitlines()
+    assert lines.index("session/cancel") < lines.index("answer session/request_permission")
+
+
+async def test_agent_withdraws_its_own_request_with_a_string_id(tmp_path: Path) -> None:
+    agent = AgentInstallation.acp("plain", _agent(tmp_path, "x", "plain").executable_path, ["plain"])
+    async with opened(tmp_path, agent=agent) as (session, events):
+        await session.prompt("WITHDRAW")
+        request = await next_request(events)
+        await session.cancel()
+        seen = await turn(events)
+    assert kinds(seen, RequestClosed)[0].request_id == request.id
+    assert kinds(seen, TurnEnded)[-1].stop == Cancelled()
+
+
+async def test_unknown_vendor_request_is_answered_and_the_turn_goes_on(tmp_path: Path) -> None:
+    agent = AgentInstallation.acp("plain", _agent(tmp_path, "x", "plain").executable_path, ["plain"])
+    async with opened(tmp_path, agent=agent) as (session, events):
+        await session.prompt("DRAIN")
+        assert text(await turn(events)) == "drain -32601"
+
+
+async def test_steer_where_advertised(tmp_path: Path) -> None:
+    async with opened(tmp_path, agent=_agent(tmp_path, "x", "steer")) as (session, events):
+        assert session.info().details.capabilities.supports(Capability.STEER)
+        await session.prompt("STEER")
+        await until(events, lambda e: isinstance(e.kind, TextDelta))
+        delivery = await session.prompt("go left")
+        assert isinstance(delivery.kind, Steered)
+        assert "steered by go left" in text(await turn(events))
+
+
+async def test_garbage_on_stdout_is_a_diagnostic(tmp_path: Path) -> None:
+    async with opened(tmp_path, agent=_agent(tmp_path, "x", "plain")) as (session, events):
+        await session.prompt("GARBAGE")
+        seen = await turn(events)
+    assert any(k.diagnostic.code == "bad_line" for k in kinds(seen, Diagnostic))
+    assert text(seen) == "after garbage"
+
+
+async def test_agent_death_mid_turn_fails_the_turn_and_raises_process_exited(tmp_path: Path) -> None:
+    async with opened(tmp_path, agent=_agent(tmp_path, "x", "plain")) as (session, events):
+        await session.prompt("DIE")
+        seen = []
+        with pytest.raises(ProcessExited) as caught, anyio.fail_after(15):
+            async for event in events:
+                seen.append(event)
+    assert "exit status: 3" in caught.value.status and "fatal" in caught.value.stderr
+    assert any(isinstance(e.kind, TurnEnded) and e.kind.stop.__class__.__name__ == "Failed" for e in seen)
+
+
+async def test_auto_approve_picks_allow_for_a_vendor_permission(tmp_path: Path) -> None:
+    options = SessionOptions.in_dir(tmp_path).permission_mode(__import__("anyagent").PermissionMode.AUTO_APPROVE)
+    async with opened(tmp_path, options, agent=_agent(tmp_path, "x", "plain")) as (session, events):
+        await session.prompt("HOLD")
+        assert text(await turn(events)) == "held proceed_once"
+    assert PermissionChoice.ALLOW_ONCE
+
+
+async def test_a_silent_agent_times_out_the_handshake_and_is_reaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from anyagent import HandshakeTimeout, seam
+
+    monkeypatch.setattr(seam, "HANDSHAKE_TIMEOUT", 1.0)
+    pid_file = tmp_path / "pid"
+    code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    agent = AgentInstallation.acp("silent", sys.executable, ["-c", code])
+    with pytest.raises(HandshakeTimeout):
+        async with opened(tmp_path, agent=agent):
+            pass
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
