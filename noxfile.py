@@ -72,3 +72,22 @@ def live(session: nox.Session) -> None:
     session.install(*TEST_DEPS)
     live_dirs = [str(p / "tests") for p in PACKAGES if (p / "tests").exists()]
     session.run("pytest", "-m", "live", "--live", *(session.posargs or live_dirs))
+
+
+_README_SCRIPT = """
+import re, pathlib
+from anyagent import Runtime
+from anyagent.cli import agents_markdown
+path = pathlib.Path("README.md")
+table = agents_markdown(Runtime())
+block = re.compile(r"(<!-- agents:start -->\\n).*?(\\n<!-- agents:end -->)", re.S)
+text = block.sub(lambda m: m[1] + table + m[2], path.read_text())
+path.write_text(text)
+"""
+
+
+@nox.session
+def readme(session: nox.Session) -> None:
+    """Regenerate the README's agent table from the installed profiles."""
+    _install_packages(session)
+    session.run("python", "-c", _README_SCRIPT)

@@ -167,6 +167,31 @@ async def cmd_plugins(runtime: Runtime, args: argparse.Namespace, out: Renderer)
     return EXIT_OK
 
 
+def agents_markdown(runtime: Runtime) -> str:
+    """The catalog as a Markdown table: every installed profile, its wire, executable, install hint."""
+    rows = ["| agent | id | wire | executable | install |", "|---|---|---|---|---|"]
+    for profile in runtime.profiles():
+        if not profile.executables:
+            continue  # in-process agents (the mock) are not installable agents
+        wires = profile.wire + (
+            f", {profile.upgrade.wire} with `{profile.upgrade.executables[0]}`" if profile.upgrade else ""
+        )
+        hint = profile.install_hint.replace("|", "\\|")
+        rows.append(f"| {profile.name} | `{profile.id}` | {wires} | `{profile.executables[0]}` | {hint} |")
+    return "\n".join(rows)
+
+
+async def cmd_agents(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
+    if args.markdown:
+        print(agents_markdown(runtime))
+        return EXIT_OK
+    for profile in runtime.profiles():
+        if profile.executables:
+            out.line(f"{out.bold(profile.name)} ({profile.id})  wire {profile.wire}, runs `{profile.executables[0]}`")
+            out.line(out.dim(f"    install: {profile.install_hint}"))
+    return EXIT_OK
+
+
 async def cmd_probe(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
     report = await runtime.discover()
     agents = [report.require(agent_id) for agent_id in args.agents] if args.agents else list(report.agents)
@@ -556,6 +581,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the whole stack against a bundled scripted agent; needs nothing installed")
     p.add_argument("--yes", action="store_true", help="answer the permission prompt automatically")
 
+    p = sub.add_parser("agents", help="the catalog: every agent the installed plugins know")
+    p.add_argument("--markdown", action="store_true", help="a Markdown table (the README's agent table)")
+
     p = sub.add_parser("plugins", help="installed plugins, their wires and agents")
     p.add_argument("--json", action="store_true")
     return parser
@@ -568,6 +596,7 @@ COMMANDS = {
     "chat": cmd_chat,
     "demo": cmd_demo,
     "plugins": cmd_plugins,
+    "agents": cmd_agents,
 }
 
 
