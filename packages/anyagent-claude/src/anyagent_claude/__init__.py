@@ -1,0 +1,17 @@
+"""anyagent-claude: Claude Code for anyagent — the ``claude`` wire (stream-json + control protocol).
+
+Installing the package is enough: ``Runtime()`` loads it through the ``anyagent`` entry point.
+To choose plugins explicitly: ``Runtime(plugins=[anyagent_claude.plugin])``.
+
+* ``ClaudeAdapter`` — the adapter (wire ``"claude"``); ``PROFILE`` — Claude Code's catalog entry.
+* ``Translator`` — the pure frame translator (stdout frames → seam events), for tools and tests.
+"""
+
+from __future__ import annotations
+
+from .adapter import CAPABILITIES, ClaudeAdapter
+from .profile import PROFILE
+from .translate import FORK_POINT, RAW_FRAME, Translator
+
+__all__ = ["CAPABILITIES", "FORK_POINT", "PROFILE", "RAW_FRAME", "ClaudeAdapter", "Translator"]
+__version__ = "0.1.0"

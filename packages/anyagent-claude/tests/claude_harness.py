@@ -1,0 +1,241 @@
+"""What the recorded and live tiers share: a bounded event reader, runtimes, the replay shim.
+
+The live tier runs the pinned ``claude`` against the testkit's fake model in an isolated
+environment; with ``ANYAGENT_CLAUDE_RECORD=1`` it also writes each scenario's wire recording to
+``tests/recordings/<scenario>.jsonl`` (paths sanitized). The recorded tier replays those files
+through the real adapter with the testkit replayer, one replayer process per ``claude`` launch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import stat
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import attrs
+
+import anyagent
+from anyagent import (
+    AgentInstallation,
+    Event,
+    Events,
+    RequestOpened,
+    Runtime,
+    SessionOptions,
+    StatusChanged,
+    TextDelta,
+    TurnEnded,
+    seam,
+)
+from anyagent_claude.adapter import ClaudeAdapter
+from anyagent_claude.profile import PROFILE
+
+K = TypeVar("K")
+
+RECORDINGS = Path(__file__).parent / "recordings"
+RECORD_ENV = "ANYAGENT_CLAUDE_RECORD"
+WAIT = 60.0
+"""Seconds any single wait may take before the test fails (a hang never passes)."""
+
+SANITIZED_ROOT = "/tmp/anyagent-live"
+
+
+class Reader:
+    """Reads an ``Events`` stream with a bound on every wait; keeps everything it saw."""
+
+    def __init__(self, events: Events) -> None:
+        self.events = events
+        self.seen: list[Event] = []
+
+    async def next(self, timeout: float = WAIT) -> Event:
+        """The next event, whatever it is."""
+        with anyio.fail_after(timeout):
+            event = await self.events.__anext__()
+        self.seen.append(event)
+        return event
+
+    async def until(self, *kinds: type[Any], timeout: float = WAIT) -> Event:
+        """Skip to the next event whose kind is one of ``kinds``."""
+        with anyio.fail_after(timeout):
+            while True:
+                event = await self.next()
+                if isinstance(event.kind, kinds):
+                    return event
+
+    async def turn(self, timeout: float = WAIT) -> list[Event]:
+        """Every event up to and including the next ``TurnEnded``."""
+        start = len(self.seen)
+        await self.until(TurnEnded, timeout=timeout)
+        return self.seen[start:]
+
+    async def ended(self, timeout: float = WAIT) -> None:
+        """Read until the stream ends (raising whatever error ends it)."""
+        with anyio.fail_after(timeout):
+            async for event in self.events:
+                self.seen.append(event)
+
+
+def kinds(events: Iterable[Event], cls: type[K]) -> list[K]:
+    """The kinds of ``events`` that are ``cls``, in order."""
+    return [event.kind for event in events if isinstance(event.kind, cls)]
+
+
+def text_of(events: Iterable[Event], parent: str | None = None) -> str:
+    """The text deltas of the main thread (or of subagent ``parent``), joined."""
+    return "".join(
+        event.kind.text
+        for event in events
+        if isinstance(event.kind, TextDelta) and (event.turn_info and event.turn_info.parent_tool_id) == parent
+    )
+
+
+def without_status(events: Iterable[Event]) -> list[Event]:
+    return [event for event in events if not isinstance(event.kind, StatusChanged)]
+
+
+def first_request(events: Iterable[Event]) -> Any:
+    return kinds(events, RequestOpened)[0].request
+
+
+# ---------------------------------------------------------------------------------------------
+# runtimes
+
+
+class IsolatedClaude(ClaudeAdapter):
+    """The Claude adapter launching with a fixed environment (the live tier's isolated one)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = dict(env)
+
+    async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
+        return await super().connect(attrs.evolve(request, env=self._env))
+
+    async def probe_auth(self, request: seam.ConnectRequest) -> Any:
+        return await super().probe_auth(attrs.evolve(request, env=self._env))
+
+    def environment(self) -> Mapping[str, str]:
+        return self._env
+
+
+class IsolatedPlugin:
+    """A plugin registering ``IsolatedClaude`` (with ``env``) and Claude Code's profile."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+
+    @anyagent.hookimpl
+    def anyagent_adapters(self, register: Any) -> None:
+        register.adapter(lambda: IsolatedClaude(self.env), wire="claude")
+
+    @anyagent.hookimpl
+    def anyagent_agents(self, register: Any) -> None:
+        register.profile(PROFILE)
+
+
+def runtime_with_env(env: Mapping[str, str]) -> Runtime:
+    """A runtime whose Claude adapter launches with exactly ``env``."""
+    return Runtime(plugins=[IsolatedPlugin(env)])
+
+
+# ---------------------------------------------------------------------------------------------
+# replay
+
+
+def replay_shim(directory: Path, recording: Path, dies: Iterable[int] = ()) -> Path:
+    """An executable that plays the next process of ``recording`` each time it is launched.
+
+    Processes listed in ``dies`` exit where the recording says they exited (they died by
+    themselves, e.g. a dead resume token); the others wait for stdin to close.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    counter = directory / "launches"
+    base = [sys.executable, "-m", "anyagent_testkit.replay"]
+    dying = " ".join(str(number) for number in dies)
+    script = directory / "claude"
+    script.write_text(
+        "#!/bin/sh\n"
+        f"n=$(cat {shlex.quote(str(counter))} 2>/dev/null || echo 0)\n"
+        "n=$((n + 1))\n"
+        f"echo $n > {shlex.quote(str(counter))}\n"
+        "extra=''\n"
+        f'for d in {dying or "none"}; do [ "$d" = "$n" ] && extra=--exit-as-recorded; done\n'
+        f'exec {shlex.join(base)} --process "$n" $extra {shlex.quote(str(recording))} -- "$@"\n',
+        encoding="utf-8",
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return script
+
+
+def launches(directory: Path) -> int:
+    """How many times the shim in ``directory`` was launched."""
+    counter = directory / "launches"
+    return int(counter.read_text()) if counter.exists() else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# recording
+
+
+def sanitize(source: Path, target: Path, replacements: Mapping[str, str]) -> None:
+    """Copy a recording, replacing machine paths (longest first) so the file is portable."""
+    text = source.read_text(encoding="utf-8")
+    slugs = {_slug(old): _slug(new) for old, new in replacements.items()}  # Claude's project dir names
+    replacements = {**slugs, **replacements}
+    for old in sorted(replacements, key=len, reverse=True):
+        if old:
+            text = text.replace(json.dumps(old)[1:-1], json.dumps(replacements[old])[1:-1])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+def _slug(path: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "-", path)
+
+
+def recording_wanted() -> bool:
+    """Whether the live tier should (re)write the committed recordings."""
+    return os.environ.get(RECORD_ENV, "") not in ("", "0")
+
+
+@attrs.define
+class Harness:
+    """One scenario's world: a running runtime, the agent to open, a workspace, the fake model
+    (live tier only) and where this scenario's sessions record their wire (live recording only)."""
+
+    runtime: Runtime
+    agent: AgentInstallation
+    workspace: Path
+    fake: Any = None
+    record: Path | None = None
+    home: Path | None = None
+
+    @property
+    def live(self) -> bool:
+        """True when a real ``claude`` runs (assert on the fake model and the disk only then)."""
+        return self.fake is not None
+
+    def options(self) -> SessionOptions:
+        """Options for a session in the workspace (recording its wire when asked)."""
+        options = SessionOptions.in_dir(self.workspace)
+        return options.record_wire(self.record) if self.record is not None else options
+
+    def queue(self, *replies: Any) -> None:
+        """Script the fake model's next answers (no-op when replaying)."""
+        if self.fake is not None:
+            self.fake.queue(*replies)
+
+    def last_model_call(self) -> Any:
+        """The body of the newest main model request (live tier)."""
+        return self.fake.model_calls()[-1].body
+
+    def history(self) -> str:
+        """The user and assistant text of the newest model request (live tier), for recall checks."""
+        messages = self.last_model_call().get("messages", [])
+        return json.dumps([m for m in messages if m.get("role") in ("user", "assistant")])

@@ -1,0 +1,353 @@
+"""The adapter and driver against a scripted fake ``claude`` process (``fake_claude.py``): launch
+arguments, handshake failures, bad frames, death, cancel races, attachments, cleanup."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from claude_harness import Reader, kinds, runtime_with_env, text_of
+
+from anyagent import (
+    AgentInstallation,
+    Answer,
+    Authenticated,
+    AuthKind,
+    AuthRequired,
+    Cancelled,
+    Diagnostic,
+    Input,
+    McpServer,
+    PermissionChoice,
+    PlanUsageUpdated,
+    ProcessExited,
+    ProtocolFailed,
+    RequestClosed,
+    RequestOpened,
+    ResumeFailed,
+    SessionOptions,
+    SessionUpdated,
+    TerminalLogin,
+    TextDelta,
+    TurnEnded,
+    Unauthenticated,
+    seam,
+)
+from anyagent_claude.adapter import ClaudeAdapter
+from anyagent_claude.profile import PROFILE
+from anyagent_claude.translate import RAW_FRAME
+
+pytestmark = pytest.mark.anyio
+
+FAKE = Path(__file__).parent / "fake_claude.py"
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
+
+
+class Fake:
+    """A fake ``claude`` in ``tmp_path``: its executable, environment and stdin log."""
+
+    def __init__(self, tmp_path: Path, mode: str = "ok", **env: str) -> None:
+        self.dir = tmp_path
+        self.log = tmp_path / "fake.log"
+        self.exe = tmp_path / "claude"
+        self.exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n', encoding="utf-8")
+        self.exe.chmod(0o755)
+        self.workspace = tmp_path / "ws"
+        self.workspace.mkdir(exist_ok=True)
+        self.env = {**os.environ, "FAKE_CLAUDE_MODE": mode, "FAKE_CLAUDE_LOG": str(self.log), **env}
+        self.agent = AgentInstallation.at("claude", self.exe)
+
+    def options(self) -> SessionOptions:
+        return SessionOptions.in_dir(self.workspace)
+
+    def records(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def argv(self) -> list[str]:
+        return next(record["argv"] for record in self.records() if "argv" in record)
+
+    def sent(self) -> list[dict[str, Any]]:
+        return [record["in"] for record in self.records() if "in" in record]
+
+
+async def test_launch_arguments_handshake_and_a_turn(tmp_path: Path) -> None:
+    fake = Fake(tmp_path)
+    options = (
+        fake.options()
+        .configure("model", "haiku")
+        .configure("mode", "acceptEdits")
+        .mcp_server(McpServer.stdio("files", "/usr/bin/files-mcp", ["--stdio"], {"TOKEN": "t"}))
+        .mcp_server(McpServer.http("remote", "https://example.invalid/mcp").with_header("Authorization", "Bearer x"))
+        .mcp_server(McpServer.sse("events", "https://example.invalid/sse"))
+    )
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, options)
+        async with session:
+            info = session.info()
+            assert info.details.version == "9.9.9"
+            assert info.details.auth == Authenticated(AuthKind.API_KEY, info.details.auth.account)  # type: ignore[union-attr]
+            assert info.configuration == {"model": "haiku", "mode": "acceptEdits"}
+            assert [c.name for c in info.details.commands] == ["review"]
+            token = info.resume_token
+            await session.prompt("hi")
+            turn = await Reader(events).turn()
+            assert text_of(turn).strip() == "echo: hi"
+    argv = fake.argv()
+    assert argv[: len(PROFILE.args)] == list(PROFILE.args)
+    assert argv[argv.index("--session-id") + 1] == token
+    assert argv[argv.index("--model") + 1] == "haiku"
+    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
+    config = json.loads(argv[argv.index("--mcp-config") + 1])["mcpServers"]
+    assert config == {
+        "files": {"type": "stdio", "command": "/usr/bin/files-mcp", "args": ["--stdio"], "env": {"TOKEN": "t"}},
+        "remote": {"type": "http", "url": "https://example.invalid/mcp", "headers": {"Authorization": "Bearer x"}},
+        "events": {"type": "sse", "url": "https://example.invalid/sse"},
+    }
+    sent = fake.sent()
+    assert sent[0]["request"] == {"subtype": "initialize", "hooks": {}}
+    [prompt] = [frame for frame in sent if frame["type"] == "user"]
+    assert prompt["message"] == {"role": "user", "content": "hi"} and prompt["uuid"]
+
+
+async def test_no_tools_launches_without_tools_or_a_transcript(tmp_path: Path) -> None:
+    fake = Fake(tmp_path)
+    async with runtime_with_env(fake.env) as runtime:
+        session, _events = await runtime.open(fake.agent, fake.options().without_tools())
+        async with session:
+            assert session.info().resume_token is None  # nothing is saved, so nothing can resume
+    argv = fake.argv()
+    assert argv[argv.index("--tools") + 1] == "" and "--no-session-persistence" in argv
+
+
+async def test_bad_lines_unknown_frames_and_unknown_requests_never_break_the_turn(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, "garbage")
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            await session.prompt("go")
+            turn = await Reader(events).turn()
+            diagnostics = [e for e in turn if isinstance(e.kind, Diagnostic)]
+            codes = [e.kind.diagnostic.code for e in diagnostics]
+            assert codes.count("bad_line") == 2 and "unknown_frame" in codes and "unknown_control" in codes
+            unknown = next(e for e in diagnostics if e.kind.diagnostic.code == "unknown_frame")
+            assert unknown.extensions[RAW_FRAME] == {"type": "brand_new_frame", "x": 1}
+            assert text_of(turn).strip() == "after garbage"
+            assert isinstance(turn[-1].kind, TurnEnded)
+    answers = [f for f in fake.sent() if f["type"] == "control_response"]
+    assert answers == [
+        {
+            "type": "control_response",
+            "response": {
+                "subtype": "error",
+                "request_id": "cli-1",
+                "error": "anyagent does not handle 'elicitation' control requests",
+            },
+        }
+    ]
+
+
+async def test_a_dying_agent_fails_the_turn_with_its_status_and_stderr(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, "die")
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        await session.prompt("go")
+        reader = Reader(events)
+        with pytest.raises(ProcessExited) as caught:
+            await reader.ended()
+        [end] = kinds(reader.seen, TurnEnded)
+        assert end.stop.message == "the agent exited during the turn"  # type: ignore[union-attr]
+        assert caught.value.status == "exit status: 3"
+        assert "ran out of memory" in caught.value.stderr
+
+
+async def test_logged_out_at_open_is_auth_required_and_probe_says_unauthenticated(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, FAKE_CLAUDE_ACCOUNT='{"tokenSource": "none", "apiProvider": "firstParty"}')
+    options = fake.options().config_home(tmp_path / "work-account")
+    async with runtime_with_env(fake.env) as runtime:
+        with pytest.raises(AuthRequired) as caught:
+            await runtime.open(fake.agent, options)
+        terminal = next(m for m in caught.value.login if isinstance(m, TerminalLogin))
+        assert terminal.command == (str(fake.exe), "auth", "login")
+        assert terminal.env == {"CLAUDE_CONFIG_DIR": str(tmp_path / "work-account")}
+        assert isinstance(await runtime.probe_auth(fake.agent), Unauthenticated)
+
+
+async def test_auth_lost_mid_session_ends_with_auth_required(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, "authlost")
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        await session.prompt("go")
+        reader = Reader(events)
+        with pytest.raises(AuthRequired):
+            await reader.ended()
+        assert kinds(reader.seen, TurnEnded)[0].stop.message == "the agent needs a login"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("mode", "error"),
+    [("noresume", ResumeFailed), ("init_error", ProtocolFailed)],
+)
+async def test_handshake_failures_are_typed(tmp_path: Path, mode: str, error: type[Exception]) -> None:
+    fake = Fake(tmp_path, mode)
+    async with runtime_with_env(fake.env) as runtime:
+        with pytest.raises(error):
+            await runtime.open(fake.agent, fake.options().resume("4f7e0a9e-0000-4000-8000-000000000000"))
+
+
+async def test_a_cancelled_handshake_leaves_no_process(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, "hang")
+    adapter = ClaudeAdapter()
+    request = seam.ConnectRequest(fake.agent, PROFILE, fake.options(), "s1", fake.env)
+    with anyio.move_on_after(1.0) as scope:
+        await adapter.connect(request)
+    assert scope.cancelled_caught
+    assert "argv" in fake.records()[0]  # it did start
+    assert not _alive(fake)
+
+
+def _alive(fake: Fake) -> bool:
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            environ = (proc / "environ").read_bytes() if str(FAKE).encode() in cmdline else b""
+        except OSError:
+            continue
+        if str(fake.log).encode() in environ:
+            return True
+    return False
+
+
+async def test_close_stops_an_agent_that_ignores_eof_and_sigterm(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, "ignore_eof")
+    async with runtime_with_env(fake.env) as runtime:
+        session, _events = await runtime.open(fake.agent, fake.options())
+        with anyio.fail_after(15):
+            await session.close()
+    assert not _alive(fake)
+
+
+async def test_a_withdrawn_permission_closes_the_request(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, "withdrawn")
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            await session.prompt("go")
+            reader = Reader(events)
+            opened = (await reader.until(RequestOpened)).kind.request
+            closed = await reader.until(RequestClosed)
+            assert closed.kind.request_id == opened.id
+            await reader.turn()
+            with pytest.raises(Exception, match="not open"):
+                await session.answer(opened.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+
+
+@pytest.mark.parametrize("mode", ["slow", "queued_cancel"])
+async def test_cancel_ends_the_turn_once_with_or_without_a_result(tmp_path: Path, mode: str) -> None:
+    fake = Fake(tmp_path, mode)
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            reader = Reader(events)
+            await session.prompt("go")
+            await reader.until(TextDelta)
+            await session.cancel()
+            turn = await reader.turn()
+            assert kinds(turn, TurnEnded) == [TurnEnded(Cancelled())]
+            with anyio.move_on_after(0.5):
+                late = await reader.next()
+                assert not isinstance(late.kind, TurnEnded)
+    interrupts = [f for f in fake.sent() if f.get("request", {}).get("subtype") == "interrupt"]
+    assert len(interrupts) == 1
+
+
+async def test_attachments_inline_images_and_list_every_path(tmp_path: Path) -> None:
+    fake = Fake(tmp_path)
+    image = tmp_path / "shot.png"
+    image.write_bytes(PNG)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    missing = tmp_path / "gone.png"
+    prompt = Input.text("look").attach(image).attach(notes).attach(missing)
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            await session.prompt(prompt)
+            turn = await Reader(events).turn()
+            [problem] = [e.kind.diagnostic for e in turn if isinstance(e.kind, Diagnostic)]
+            assert problem.code == "attachment" and "gone.png" in problem.message
+    [user] = [f for f in fake.sent() if f["type"] == "user"]
+    blocks = user["message"]["content"]
+    assert blocks[0]["type"] == "image" and blocks[0]["source"]["media_type"] == "image/png"
+    assert blocks[-1]["type"] == "text"
+    text = blocks[-1]["text"]
+    assert text.startswith("look") and all(str(path) in text for path in (image, notes, missing))
+
+
+async def test_plan_usage_after_each_result_and_on_demand(tmp_path: Path) -> None:
+    usage = {
+        "subscription_type": "max",
+        "rate_limits": {"limits": [{"kind": "session", "percent": 42, "resets_at": "2026-08-23T08:59:59+00:00"}]},
+    }
+    fake = Fake(tmp_path, FAKE_CLAUDE_USAGE=json.dumps(usage))
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            reader = Reader(events)
+            for _ in range(2):
+                await session.prompt("go")
+                await reader.turn()
+                pushed = (await reader.until(PlanUsageUpdated)).kind.usage
+                assert pushed.plan == "max" and pushed.windows[0].used_percent == 42.0
+        direct = await runtime.plan_usage(fake.agent)
+        assert direct.windows[0].label == "5-hour"
+
+
+async def test_a_refused_setting_is_a_diagnostic_and_changes_nothing(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, FAKE_CLAUDE_REFUSE="set_model")
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            reader = Reader(events)
+            await session.configure("model", "haiku")
+            refused = await reader.until(Diagnostic, SessionUpdated)
+            assert isinstance(refused.kind, Diagnostic) and refused.kind.diagnostic.code == "configure_refused"
+            assert session.info().configuration["model"] == "default"
+            await session.configure("mode", "plan")
+            updated = await reader.until(SessionUpdated)
+            assert updated.kind.info.configuration["mode"] == "plan"
+
+
+async def test_a_wire_recording_that_cannot_be_written_is_a_diagnostic(tmp_path: Path) -> None:
+    fake = Fake(tmp_path)
+    options = fake.options().record_wire(tmp_path / "missing-dir" / "wire.jsonl")
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, options)
+        async with session:
+            await session.prompt("go")
+            turn = await Reader(events).turn()
+            codes = [e.kind.diagnostic.code for e in turn if isinstance(e.kind, Diagnostic)]
+            assert "record_wire" in codes
+            assert isinstance(turn[-1].kind, TurnEnded)
+
+
+async def test_the_wire_recording_holds_both_directions(tmp_path: Path) -> None:
+    fake = Fake(tmp_path)
+    wire = tmp_path / "wire.jsonl"
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options().record_wire(wire))
+        async with session:
+            await session.prompt("go")
+            await Reader(events).turn()
+    lines = [json.loads(line) for line in wire.read_text().splitlines()]
+    assert "_meta" in lines[0]
+    assert any(line.get("_sent", {}).get("type") == "user" for line in lines)
+    assert any(line.get("type") == "result" for line in lines)
