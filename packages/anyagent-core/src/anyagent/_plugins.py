@@ -76,6 +76,7 @@ class Registry:
     profiles: dict[str, AgentProfile] = attrs.Factory(dict)
     plugins: list[PluginInfo] = attrs.Factory(list)
     diagnostics: list[DiagnosticInfo] = attrs.Factory(list)
+    explicit: dict[str, object] = attrs.Factory(dict)
     _wires_by: dict[str, list[str]] = attrs.Factory(dict)
     _profiles_by: dict[str, list[str]] = attrs.Factory(dict)
 
@@ -164,7 +165,8 @@ def load_registry(plugins: Sequence[object] | None = None, builtins: Sequence[ob
     else:
         for plugin in plugins:
             name = getattr(plugin, "__name__", None) or f"{type(plugin).__module__}.{type(plugin).__qualname__}"
-            add(name, plugin, _distribution_of(plugin), None)
+            add(name, plugin, None, None)  # its distribution is looked up only when asked (slow)
+            registry.explicit[name] = plugin
 
     for name, plugin, dist, version in loaded:
         register = Register(registry, name)
@@ -214,6 +216,18 @@ def _version(distribution: str) -> str | None:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return None
+
+
+def describe(registry: Registry) -> list[PluginInfo]:
+    """The registry's plugins, with the distribution of explicitly given plugins looked up."""
+    infos = []
+    for info in registry.plugins:
+        plugin = registry.explicit.get(info.name)
+        if plugin is not None and info.distribution is None:
+            dist = _distribution_of(plugin)
+            info = attrs.evolve(info, distribution=dist, version=_version(dist) if dist else None)
+        infos.append(info)
+    return infos
 
 
 def _distribution_of(plugin: object) -> str | None:

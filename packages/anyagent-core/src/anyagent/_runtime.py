@@ -27,7 +27,7 @@ from ._errors import (
 )
 from ._installation import AgentInstallation, AgentProfile, DiscoveryReport
 from ._options import PermissionMode, SessionOptions
-from ._plugins import PluginInfo, Registry, load_registry
+from ._plugins import PluginInfo, Registry, describe, load_registry
 from ._types import (
     AgentDetails,
     Answer,
@@ -139,7 +139,7 @@ class Runtime:
 
     def plugins(self) -> list[PluginInfo]:
         """The loaded plugins, their distributions, versions, wires and profiles."""
-        return list(self.registry().plugins)
+        return describe(self.registry())
 
     def profiles(self) -> list[AgentProfile]:
         """The catalog: every registered agent profile, in registration order."""

@@ -131,6 +131,7 @@ class StdioPlayer:
         self._last_t: float | None = None
         self._last_wall = time.monotonic()
         self._failed = False
+        self._flush_now = True
 
     def install_signal_handlers(self) -> None:
         """Turn SIGINT into an event the recording can wait for (a ``_note`` ``signal``)."""
@@ -140,9 +141,13 @@ class StdioPlayer:
         """Play everything, then serve until stdin closes; returns the exit status."""
         upcoming = _next_client_lines(self._lines)
         try:
-            for line, next_client in zip(self._lines, upcoming, strict=True):
-                if line.kind in (LineKind.AGENT, LineKind.RAW):
+            output = (LineKind.AGENT, LineKind.RAW)
+            for index, (line, next_client) in enumerate(zip(self._lines, upcoming, strict=True)):
+                if line.kind in output:
                     self._pace(line.t, next_client)
+                    # a run of agent frames goes out in one write unless the recording is paced
+                    following = self._lines[index + 1] if index + 1 < len(self._lines) else None
+                    self._flush_now = self._options.realtime or following is None or following.kind not in output
                 self._step(line)
             self._log(f"recording fully played ({len(self._lines)} lines); waiting for stdin to close")
             self._drain_after_end()
@@ -154,7 +159,10 @@ class StdioPlayer:
 
     def _step(self, line: Line) -> None:
         if line.kind is LineKind.AGENT:
-            self._write_line(json.dumps(self._ids.rewrite(line.value), separators=(",", ":"), ensure_ascii=False))
+            text = json.dumps(line.value, separators=(",", ":"), ensure_ascii=False)
+            if self._ids.touches(line.value, text):
+                text = json.dumps(self._ids.rewrite(line.value), separators=(",", ":"), ensure_ascii=False)
+            self._write_line(text)
         elif line.kind is LineKind.RAW:
             self._write_line(str(line.value))
         elif line.kind is LineKind.CLIENT:
@@ -185,7 +193,8 @@ class StdioPlayer:
     def _write_line(self, text: str) -> None:
         try:
             self._out.write(text.encode("utf-8") + b"\n")
-            self._out.flush()
+            if self._flush_now:
+                self._out.flush()
         except (BrokenPipeError, ValueError, OSError):
             self._log("stdout closed by the client")
             raise _Finished(self._end_status(complete=False)) from None

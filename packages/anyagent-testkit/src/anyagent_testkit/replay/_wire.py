@@ -93,6 +93,18 @@ class IdMap:
         elif kind[0] == "type" and "id" in recorded and "id" in live:
             self._pi[_key(recorded["id"])] = live["id"]
 
+    def touches(self, frame: Any, text: str) -> bool:
+        """Whether ``rewrite`` could change ``frame`` (serialized as ``text``): answers, or a frame
+        mentioning a remapped uuid. Lets the player skip the copy for the bulk of a stream."""
+        if not isinstance(frame, dict):
+            return False
+        if (_is_jsonrpc(frame) and "method" not in frame and "id" in frame) or frame.get("type") in (
+            "control_response",
+            "response",
+        ):
+            return True
+        return any(old in text for old in self._uuids)
+
     def rewrite(self, frame: Any) -> Any:
         """A copy of the agent ``frame`` with answers addressed to the live client's ids."""
         if not isinstance(frame, dict):
