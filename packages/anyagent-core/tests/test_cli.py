@@ -101,7 +101,7 @@ def test_run_asks_for_permission_and_streams_a_turn(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "status", "message"),
     [
-        (["run", "claude", "hi"], 3, "not installed"),
+        (["run", "claude", "hi"], 3, "no agent 'claude' is known to the installed plugins (known agents: mock)"),
         (["run", "mock", "hi", "--set", "model=opus"], 2, "no config option 'model'"),
         (["run", "mock", "hi", "--set", "novalue"], 2, "--set takes id=value"),
     ],
@@ -111,6 +111,44 @@ def test_errors_have_exit_codes_and_messages(tmp_path: Path, args: list[str], st
     result = cli("--mock", str(script), *args)
     assert result.returncode == status, result.stdout + result.stderr
     assert message in result.stdout
+
+
+def test_an_agent_that_is_known_but_missing_says_how_to_install_it(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "missingplug.py").write_text(
+        "import anyagent\n"
+        "@anyagent.hookimpl\n"
+        "def anyagent_agents():\n"
+        "    return [anyagent.AgentProfile(id='ghost', name='Ghost', wire='mock', executables=('ghost-agent',),\n"
+        "                                  install_hint='pipx install ghost-agent')]\n"
+    )
+    info = site / "missingplug-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: missingplug\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[anyagent]\nmissingplug = missingplug\n")
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "ANYAGENT_NO_LOGIN_SHELL": "1",
+        "PYTHONPATH": str(site),
+        "ANYAGENT_LOAD_PLUGINS": "missingplug",
+        "PATH": str(tmp_path),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "anyagent.cli", "run", "ghost", "hi"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "Ghost is not installed: pipx install ghost-agent" in result.stdout
+    listing = subprocess.run(
+        [sys.executable, "-m", "anyagent.cli", "discover"], capture_output=True, text=True, env=env, timeout=30
+    )
+    assert "Ghost (ghost) not installed — pipx install ghost-agent" in listing.stdout
+    assert f"directories: {tmp_path}, " in listing.stdout  # PATH first, then the known install dirs
 
 
 def test_a_failed_turn_exits_1_and_a_bad_script_exits_2(tmp_path: Path) -> None:

@@ -103,7 +103,10 @@ class DiscoveryReport:
         for missing in self.missing:
             if missing.id == agent_id:
                 raise NotInstalled(agent_id, f"{missing.name} is not installed: {missing.install_hint}")
-        raise NotInstalled(agent_id)
+        known = ", ".join(sorted({a.id for a in self.agents} | {m.id for m in self.missing})) or "none"
+        raise NotInstalled(
+            agent_id, f"no agent {agent_id!r} is known to the installed plugins (known agents: {known})"
+        )
 
 
 def _os_dirs(value: Mapping[str, Iterable[str]] | None) -> Mapping[str, tuple[str, ...]]:
