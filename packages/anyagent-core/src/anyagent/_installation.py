@@ -104,9 +104,7 @@ class DiscoveryReport:
             if missing.id == agent_id:
                 raise NotInstalled(agent_id, f"{missing.name} is not installed: {missing.install_hint}")
         known = ", ".join(sorted({a.id for a in self.agents} | {m.id for m in self.missing})) or "none"
-        raise NotInstalled(
-            agent_id, f"no agent {agent_id!r} is known to the installed plugins (known agents: {known})"
-        )
+        raise NotInstalled(agent_id, f"no agent {agent_id!r} is known to the installed plugins (known agents: {known})")
 
 
 def _os_dirs(value: Mapping[str, Iterable[str]] | None) -> Mapping[str, tuple[str, ...]]:
