@@ -285,7 +285,7 @@ class Translator:
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is not None:
             handler(self, frame, out)
-        elif kind not in _QUIET_TYPES:
+        elif not isinstance(kind, str) or kind not in _QUIET_TYPES:  # a list or object "type" is unknown too
             out.diagnostic(f"Claude sent an unknown frame type {kind!r}", "unknown_frame", frame=frame)
 
     # stream_event: the Anthropic streaming events, wrapped
