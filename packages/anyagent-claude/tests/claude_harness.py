@@ -148,7 +148,7 @@ def runtime_with_env(env: Mapping[str, str]) -> Runtime:
 # replay
 
 
-def replay_shim(directory: Path, recording: Path, dies: Iterable[int] = ()) -> Path:
+def replay_shim(directory: Path, recording: Path, dies: Iterable[int] = (), *, realtime: bool = False) -> Path:
     """An executable that plays the next process of ``recording`` each time it is launched.
 
     Processes listed in ``dies`` exit where the recording says they exited (they died by
@@ -156,7 +156,7 @@ def replay_shim(directory: Path, recording: Path, dies: Iterable[int] = ()) -> P
     """
     directory.mkdir(parents=True, exist_ok=True)
     counter = directory / "launches"
-    base = [sys.executable, "-m", "anyagent_testkit.replay"]
+    base = [sys.executable, "-m", "anyagent_testkit.replay", *(["--realtime"] if realtime else [])]
     dying = " ".join(str(number) for number in dies)
     script = directory / "claude"
     script.write_text(

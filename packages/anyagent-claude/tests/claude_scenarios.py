@@ -61,10 +61,13 @@ Scenario = Callable[[Harness], Awaitable[None]]
 
 @attrs.frozen
 class Spec:
-    """A scenario and the processes of its recording that exit by themselves (1-based)."""
+    """A scenario, the processes of its recording that exit by themselves (1-based), and whether
+    the replay must keep the recorded pace (a scenario that acts mid-stream races a replay that
+    writes the whole turn at once)."""
 
     run: Scenario
     dies: tuple[int, ...] = ()
+    realtime: bool = False
 
 
 def completed(events: list[Any]) -> TurnEnded:
@@ -444,7 +447,7 @@ SCENARIOS: dict[str, Spec] = {
     "permission-deny": Spec(permission_deny),
     "question": Spec(question),
     "cancel": Spec(cancel),
-    "queue": Spec(queue),
+    "queue": Spec(queue, realtime=True),
     "configure-model": Spec(configure_model),
     "context-usage": Spec(context_usage),
     "resume": Spec(resume, dies=(3,)),

@@ -24,7 +24,7 @@ async def test_scenario_replays(name: str, tmp_path: Path) -> None:
     if not recording.exists():
         pytest.fail(f"missing recording {recording.name}: run ANYAGENT_CLAUDE_RECORD=1 pytest --live")
     spec = SCENARIOS[name]
-    shim = replay_shim(tmp_path / "bin", recording, spec.dies)
+    shim = replay_shim(tmp_path / "bin", recording, spec.dies, realtime=spec.realtime)
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     async with runtime_with_env(dict(os.environ)) as runtime:

@@ -609,3 +609,18 @@ def test_compaction_reports_the_post_compaction_usage() -> None:
         f.result(text=None, window=500_000, cost=0.5),
     )
     assert out == [ContextCompacted(), ContextUsage(2642, 500_000, 0.5), seam.TurnEnd(Completed())]
+
+
+def test_an_edit_carries_its_proposed_diff_until_its_result_and_a_failed_edit_drops_it() -> None:
+    from anyagent_claude.tools import tool_finished, tool_started
+
+    started = tool_started("t1", "Edit", {"file_path": "/w/calc.py", "old_string": "a - b", "new_string": "a + b"})
+    assert [(d.path, d.old_text, d.new_text) for d in started.diffs] == [("/w/calc.py", "a - b", "a + b")]
+    multi = tool_started(
+        "t2", "MultiEdit", {"file_path": "/w/x.py", "edits": [{"old_string": "1", "new_string": "2"}, {"bad": 1}]}
+    )
+    assert [(d.old_text, d.new_text) for d in multi.diffs] == [("1", "2")]
+    denied = tool_finished(started, {"is_error": True, "content": "The user denied this tool use."}, None)
+    assert denied.diffs == ()
+    done = tool_finished(started, {"content": "ok"}, {"filePath": "/w/calc.py", "oldString": "x", "newString": "y"})
+    assert [(d.old_text, d.new_text) for d in done.diffs] == [("x", "y")]

@@ -127,9 +127,28 @@ def tool_started(tool_id: str, name: str, args: object) -> ToolUpdate:
         title=_title(name, kind, typed),
         status=ToolStatus.RUNNING,
         input=typed,
+        diffs=_proposed_diffs(name, arguments),
         locations=(ToolLocation(path),) if path else (),
         raw={"name": name, "input": dict(arguments)},
     )
+
+
+def _proposed_diffs(name: str, arguments: Mapping[str, Any]) -> tuple[FileDiff, ...]:
+    """The edits an ``Edit``/``MultiEdit`` call asks to make, so a permission prompt can show them
+    before they happen (the result's diffs replace them; a failed edit drops them)."""
+    path = opt_str(arguments.get("file_path"))
+    if path is None:
+        return ()
+    if name == "Edit" and isinstance(arguments.get("new_string"), str):
+        return (FileDiff(path, arguments["new_string"], as_str(arguments.get("old_string"))),)
+    if name == "MultiEdit":
+        edits = [as_dict(edit) for edit in as_list(arguments.get("edits"))]
+        return tuple(
+            FileDiff(path, edit["new_string"], as_str(edit.get("old_string")))
+            for edit in edits
+            if isinstance(edit.get("new_string"), str)
+        )
+    return ()
 
 
 def result_text(content: object) -> str:
@@ -180,8 +199,8 @@ def tool_finished(
     details = as_dict(use_result)
     background = background or opt_str(details.get("backgroundTaskId")) is not None or as_bool(details.get("isAsync"))
     status = ToolStatus.RUNNING if background else ToolStatus.FAILED if failed else ToolStatus.COMPLETED
-    diffs = () if failed else _diffs(use_result)
-    return attrs.evolve(previous, status=status, output=output or None, diffs=diffs or previous.diffs)
+    diffs = () if failed else (_diffs(use_result) or previous.diffs)
+    return attrs.evolve(previous, status=status, output=output or None, diffs=diffs)
 
 
 def plan_entries(args: object) -> tuple[PlanEntry, ...]:
