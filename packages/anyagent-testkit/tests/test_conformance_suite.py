@@ -52,7 +52,7 @@ class MockSubject:
                 Step.emit(text("m1", "x")),
                 Step.end(completed()),
             ]
-        script = Script().turn(steps).turn(_turn(Scenario.TEXT))
+        script = Script(ignore_cancel=self.broken == "ignores_cancel").turn(steps).turn(_turn(Scenario.TEXT))
         runtime = Runtime.with_mock(script)
         agent = runtime_agent(runtime)
         return Launch(runtime, agent, SessionOptions.in_dir(workdir), "go", follow_up="again")
@@ -85,9 +85,19 @@ async def test_the_mock_adapter_passes_every_check(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("broken", "check"),
-    [("fails_turns", "text_turn"), ("untitled_tools", "tool_snapshots"), ("crashes_on_frames", "fuzzed_frames")],
+    [
+        ("fails_turns", "text_turn"),
+        ("untitled_tools", "tool_snapshots"),
+        ("crashes_on_frames", "fuzzed_frames"),
+        ("ignores_cancel", "cancel"),
+    ],
 )
-async def test_broken_adapters_fail_the_right_check(tmp_path: Path, broken: str, check: str) -> None:
+async def test_broken_adapters_fail_the_right_check(
+    tmp_path: Path, broken: str, check: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyagent._engine
+
+    monkeypatch.setattr(anyagent._engine, "CANCEL_GRACE", 0.2)
     report = await run_adapter_conformance(MockSubject(broken), tmp_path, only=[check])
     assert [r.status for r in report.results] == ["failed"], report.summary()
     with pytest.raises(AssertionError, match=check):

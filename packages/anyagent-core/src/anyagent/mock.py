@@ -23,7 +23,8 @@ unanswered), ``ends_turns`` / ``ends_agent_turns`` (False: no end frame, complet
 ``stale_before_ack`` (a frame of the previous turn arrives before each ack), ``permissions``,
 ``options`` (config options; ``configure`` updates them), ``compact``, ``capabilities`` (more
 ``Capability`` values to report), ``buffer`` (the adapter's event buffer), ``ignore_close``
-(a wedged agent), ``logged_out`` (``open`` raises ``AuthRequired``), ``version``.
+(a wedged agent), ``ignore_cancel`` (never confirms a cancel), ``logged_out`` (``open`` raises
+``AuthRequired``), ``version``.
 """
 
 from __future__ import annotations
@@ -182,6 +183,7 @@ class Script:
     capabilities: tuple[Capability, ...] = attrs.field(default=(), converter=_tuple)
     buffer: int = 64
     ignore_close: bool = False
+    ignore_cancel: bool = False
     logged_out: bool = False
     version: str = "mock"
     entries: tuple[_Entry, ...] = ()
@@ -243,6 +245,7 @@ _FLAGS = (
     "permissions",
     "compact",
     "ignore_close",
+    "ignore_cancel",
     "logged_out",
 )
 
@@ -562,7 +565,7 @@ class _MockDriver(seam.Driver):
             self._answered.set()
             self._answered = anyio.Event()
         elif isinstance(command, seam.Cancel):
-            if self._play_scope is not None:
+            if self._play_scope is not None and not script.ignore_cancel:
                 self._play_scope.cancel()
                 await link.turn_end(Cancelled())
         elif isinstance(command, seam.Configure):

@@ -48,6 +48,7 @@ from anyagent import (
     Cancelled,
     Capability,
     Completed,
+    Diagnostic,
     Event,
     Events,
     MessageEnded,
@@ -370,10 +371,17 @@ async def check_cancel(subject: Subject, workdir: Path) -> None:
             _check_turn_shape(collected, delivery.prompt_id)
             ended = collected[-1].kind
             assert isinstance(ended, TurnEnded) and isinstance(ended.stop, Cancelled), f"turn ended {ended}"
+            unconfirmed = [
+                e
+                for e in collected
+                if isinstance(e.kind, Diagnostic) and e.kind.diagnostic.code == "cancel_unconfirmed"
+            ]
+            assert not unconfirmed, "the adapter never ended the cancelled turn; the engine had to give up on it"
             if launch.follow_up is not None:
                 await session.prompt(launch.follow_up)
                 after = await _turn(events, session)
-                assert isinstance(after[-1].kind, TurnEnded)
+                stop = after[-1].kind
+                assert isinstance(stop, TurnEnded) and isinstance(stop.stop, Completed), f"after a cancel: {stop}"
 
 
 async def check_close_reaps(subject: Subject, workdir: Path) -> None:
