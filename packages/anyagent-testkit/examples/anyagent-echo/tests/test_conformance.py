@@ -11,9 +11,9 @@ from typing import Any
 
 import anyio
 import pytest
-from anyagent_echo.translate import translate
 
 from anyagent import AgentInstallation, DiscoveryReport, InstallationSource, PermissionMode, Runtime, SessionOptions
+from anyagent_echo.translate import translate
 from anyagent_testkit.conformance import Launch, Scenario, pytest_suite
 
 PROMPTS = {

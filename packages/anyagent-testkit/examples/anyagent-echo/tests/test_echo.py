@@ -14,8 +14,6 @@ from typing import Any
 
 import anyio
 import pytest
-from anyagent_echo import EchoAdapter, translate
-from anyagent_echo.translate import wire_decision
 
 from anyagent import (
     AgentInstallation,
@@ -47,6 +45,8 @@ from anyagent import (
     TurnEnded,
     seam,
 )
+from anyagent_echo import EchoAdapter, translate
+from anyagent_echo.translate import wire_decision
 from anyagent_testkit.replay import write_replayer_shim
 from anyagent_testkit.stdio import JsonlProcess
 
