@@ -10,8 +10,10 @@
             async for event in events:
                 ...
 
-The public names live here; ``anyagent.seam`` is the adapter contract, ``anyagent.mock`` the
-scripted agent for tests, ``anyagent.serialize`` the JSON form, ``anyagent.hookspecs`` the hooks.
+The public names live here. Modules: ``anyagent.seam`` (the adapter contract),
+``anyagent.process`` and ``anyagent.wire`` (process lifecycle, JSON lines, JSON-RPC, HTTP+SSE and
+wire recording for adapters), ``anyagent.mock`` (the scripted agent for tests),
+``anyagent.serialize`` (the JSON form and its schema), ``anyagent.hookspecs`` (the plugin hooks).
 """
 
 from __future__ import annotations
