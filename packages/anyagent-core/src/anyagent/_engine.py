@@ -190,7 +190,6 @@ class _Engine:
         self._terminal_error: AgentError | None = None
         self._consumer_lost = False
         self._exited: seam.Exited | None = None
-        self._close_started = anyio.Event()
         self._finished = anyio.Event()
         self._driver_scope: anyio.CancelScope | None = None
         quiet = options.quiet_window_seconds
@@ -389,7 +388,7 @@ class _Engine:
         turn = self._turn
         if turn is None:
             return
-        info = TurnInfo(turn.id)
+        info = turn.info
         for message_id in list(turn.open_messages):
             self._emit(MessageEnded(message_id), info)
         for request_id in list(turn.requests):
@@ -679,7 +678,7 @@ class _Engine:
         _validate_answer(request, answer)
         del turn.requests[request_id]
         self._send(seam.AnswerRequest(request_id, answer))
-        self._emit(RequestClosed(request_id), TurnInfo(turn.id))
+        self._emit(RequestClosed(request_id), turn.info)
         self._arm_quiet()
         self._arm_stall()
         self._sync_status()
@@ -735,9 +734,8 @@ class _Engine:
         turn = self._turn
         if turn is not None and not turn.cancel_requested:
             turn.cancel_requested = True
-            info = TurnInfo(turn.id)
             for request_id in list(turn.requests):
-                self._emit(RequestClosed(request_id), info)
+                self._emit(RequestClosed(request_id), turn.info)
             turn.requests.clear()
             self._quiet_deadline = None
             self._send(seam.Cancel())
@@ -759,7 +757,6 @@ class _Engine:
         self._send(seam.Close())
         self._commands_tx.close()
         self._set_deadline("_close_deadline", anyio.current_time() + CLOSE_GRACE)
-        self._close_started.set()
 
     async def close(self) -> None:
         self._begin_close()
