@@ -32,26 +32,26 @@ cancel-safe: a cancelled ``receive``/``request`` never loses a frame.
 from __future__ import annotations
 
 import collections
-import contextlib
 import itertools
 import json
 import os
 import stat
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union, cast
+from typing import TYPE_CHECKING, Any, Union
 
 import anyio
 import anyio.lowlevel
 import attrs
-import httpx
-import httpx_sse
 
 from ._errors import AgentError, InvalidRequest, ProcessExited, ProtocolFailed
 from ._types import JSON
 from .process import AgentProcess
+
+if TYPE_CHECKING:
+    from ._httpwire import HttpReply, HttpWire, SseEvent, SseStream
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -710,234 +710,13 @@ def _rpc_error(error: Any, method: str) -> JsonRpcError:
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# HTTP + SSE
+_HTTP_NAMES = frozenset({"HttpReply", "HttpWire", "SseEvent", "SseStream"})
 
 
-@attrs.frozen
-class HttpReply:
-    """An HTTP response: ``status``, the body parsed as JSON (None if it is not JSON) and as text."""
+def __getattr__(name: str) -> Any:
+    """The HTTP+SSE helpers import httpx on first use, so stdio adapters never pay for it."""
+    if name in _HTTP_NAMES:
+        from . import _httpwire
 
-    status: int
-    body: JSON
-    text: str
-
-    @property
-    def ok(self) -> bool:
-        """A 2xx status."""
-        return 200 <= self.status < 300
-
-
-@attrs.frozen
-class SseEvent:
-    """One server-sent event: its ``event`` name (``"message"`` by default), ``data`` parsed as
-    JSON with ``{"payload": {...}}`` envelopes unwrapped (None if the data is not JSON), the raw
-    data ``text``, and the stream's last event ``id`` (SSE semantics: it carries over to later
-    events). Unknown event names pass through untouched."""
-
-    event: str
-    data: JSON
-    text: str
-    id: str | None = None
-
-
-def _unwrap(value: JSON) -> JSON:
-    """Peel envelopes like ``{"directory": …, "payload": {"type": …}}`` down to the event."""
-    while isinstance(value, dict) and "type" not in value and isinstance(value.get("payload"), dict):
-        value = value["payload"]
-    return value
-
-
-def _parse(text: str) -> tuple[bool, JSON]:
-    try:
-        return True, json.loads(text)
-    except (ValueError, RecursionError):
-        return False, None
-
-
-class _BoundedLines(httpx.AsyncByteStream):
-    """Wraps a response body: fails with ``ProtocolFailed`` once a line passes ``max_line`` bytes,
-    so a server that never sends a newline cannot grow the SSE decoder's buffer without end."""
-
-    def __init__(self, inner: httpx.AsyncByteStream, max_line: int) -> None:
-        self._inner = inner
-        self._max = max_line
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        run = 0
-        async for chunk in self._inner:
-            cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
-            run = len(chunk) - cut - 1 if cut >= 0 else run + len(chunk)
-            if run > self._max:
-                raise ProtocolFailed(f"an event-stream line is longer than {self._max} bytes")
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-class SseStream:
-    """The events of one open event stream (from ``HttpWire.events``); iterate with ``async for``.
-    Iteration ends when the server closes the stream; a broken stream raises ``ProtocolFailed``."""
-
-    def __init__(self, source: httpx_sse.EventSource, stream_id: int, recorder: WireRecorder | None) -> None:
-        self.status = source.response.status_code
-        self._events = source.aiter_sse()
-        self._id = stream_id
-        self._recorder = recorder
-
-    def __aiter__(self) -> SseStream:
-        return self
-
-    async def __anext__(self) -> SseEvent:
-        sse = await self._next()
-        while not sse.data:  # no data, no event (SSE spec; httpx-sse yields comment-only blocks)
-            sse = await self._next()
-        parsed, value = _parse(sse.data)
-        if self._recorder is not None:
-            shape: dict[str, JSON] = {"kind": "sse", "stream": self._id, "event": sse.event, "id": sse.id or None}
-            shape.update({"data": value} if parsed else {"text": sse.data})
-            self._recorder.http(shape)
-        return SseEvent(sse.event or "message", _unwrap(value), sse.data, sse.id or None)
-
-    async def _next(self) -> httpx_sse.ServerSentEvent:
-        try:
-            return await self._events.__anext__()
-        except StopAsyncIteration:
-            self._record_end(None)
-            raise
-        except (httpx.HTTPError, httpx_sse.SSEError) as exc:
-            self._record_end(exc)
-            raise ProtocolFailed(f"the event stream broke: {_short(exc)}") from exc
-        except ProtocolFailed as exc:
-            self._record_end(exc)
-            raise
-
-    async def _close(self) -> None:
-        await self._events.aclose()
-
-    def _record_end(self, error: BaseException | None) -> None:
-        if self._recorder is not None:
-            end: dict[str, JSON] = {"kind": "sse_end", "stream": self._id}
-            if error is not None:
-                end["error"] = _short(error)
-            self._recorder.http(end)
-
-
-class HttpWire:
-    """An ``httpx`` client for an agent's local HTTP server, with explicit timeouts and recording.
-
-    ``request`` returns an ``HttpReply`` whatever the status (check ``.ok``) and raises
-    ``ProtocolFailed`` when the server cannot be reached or times out. ``events(path)`` opens an
-    event stream (no read timeout: streams idle between turns). ``auth`` is HTTP basic auth.
-    Proxy settings from the environment are ignored (agents listen on loopback). ``transport``
-    replaces the network (tests).
-    """
-
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        auth: tuple[str, str] | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float = 30.0,
-        connect_timeout: float = 5.0,
-        max_line: int = 16 * 1024 * 1024,
-        recorder: WireRecorder | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
-        self._stream_timeout = httpx.Timeout(timeout, connect=connect_timeout, read=None)
-        self._client = httpx.AsyncClient(
-            base_url=base_url,
-            auth=httpx.BasicAuth(*auth) if auth is not None else None,
-            headers=dict(headers or {}),
-            timeout=self._timeout,
-            transport=transport,
-            trust_env=False,
-        )
-        self._max = max_line
-        self.recorder = recorder
-        self._ids = itertools.count(1)
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: JSON = None,
-        params: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> HttpReply:
-        """Send ``json`` (None: no body) to ``path``; the reply whatever its status."""
-        rid = next(self._ids)
-        url = str(self._client.build_request(method, path, params=params).url)
-        self._record({"kind": "request", "id": rid, "method": method, "url": url, "body": json})
-        try:
-            response = await self._client.request(
-                method,
-                path,
-                json=json,
-                params=params,
-                timeout=self._timeout if timeout is None else httpx.Timeout(timeout),
-            )
-        except httpx.HTTPError as exc:
-            self._record({"kind": "error", "id": rid, "error": _short(exc)})
-            raise ProtocolFailed(f"{method} {url}: {_describe(exc)}") from exc
-        parsed, value = _parse(response.text)
-        body: dict[str, JSON] = {"body": value} if parsed else {"text": response.text}
-        self._record({"kind": "response", "id": rid, "status": response.status_code, **body})
-        return HttpReply(response.status_code, value, response.text)
-
-    @contextlib.asynccontextmanager
-    async def events(self, path: str, *, params: Mapping[str, str] | None = None) -> AsyncIterator[SseStream]:
-        """Open an event stream at ``path``; ``ProtocolFailed`` if it cannot be opened (including
-        a non-2xx status or a body that is not ``text/event-stream``)."""
-        sid = next(self._ids)
-        url = str(self._client.build_request("GET", path, params=params).url)
-        try:
-            connection = httpx_sse.aconnect_sse(self._client, "GET", path, params=params, timeout=self._stream_timeout)
-            source = await connection.__aenter__()
-        except httpx.HTTPError as exc:
-            self._record({"kind": "error", "id": sid, "error": _short(exc)})
-            raise ProtocolFailed(f"GET {url}: {_describe(exc)}") from exc
-        try:
-            response = source.response
-            self._record({"kind": "sse_open", "stream": sid, "url": url, "status": response.status_code})
-            if not response.is_success:
-                text = (await response.aread()).decode("utf-8", "replace")
-                raise ProtocolFailed(f"GET {url}: status {response.status_code}: {_cut(text)}")
-            kind = response.headers.get("content-type", "")
-            if "text/event-stream" not in kind:
-                raise ProtocolFailed(f"GET {url}: expected an event stream, got content-type {kind!r}")
-            response.stream = _BoundedLines(cast(httpx.AsyncByteStream, response.stream), self._max)
-            stream = SseStream(source, sid, self.recorder)
-            try:
-                yield stream
-            finally:
-                await stream._close()
-        finally:
-            with anyio.CancelScope(shield=True):
-                await connection.__aexit__(None, None, None)
-
-    async def aclose(self) -> None:
-        """Close the client and its connections."""
-        await self._client.aclose()
-
-    async def __aenter__(self) -> HttpWire:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    def _record(self, fields: dict[str, JSON]) -> None:
-        if self.recorder is not None:
-            self.recorder.http(fields)
-
-
-def _describe(exc: httpx.HTTPError) -> str:
-    if isinstance(exc, httpx.TimeoutException):
-        return f"timed out ({type(exc).__name__})"
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot connect: {_short(exc)}"
-    return f"{type(exc).__name__}: {_short(exc)}"
+        return getattr(_httpwire, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
