@@ -32,7 +32,7 @@ from ._json import as_bool, as_dict, as_list, as_str, opt_str
 
 __all__ = [
     "QUESTION_TOOL",
-    "TODO_TOOL",
+    "PLAN_TOOL",
     "cap",
     "plan_entries",
     "questions_of",
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 QUESTION_TOOL = "AskUserQuestion"
-TODO_TOOL = "TodoWrite"
+PLAN_TOOL = "TodoWrite"
 
 _KINDS: Mapping[str, ToolKind] = {
     "Bash": ToolKind.EXECUTE,

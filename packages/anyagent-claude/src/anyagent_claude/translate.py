@@ -53,7 +53,7 @@ from anyagent import (
 
 from . import frames
 from ._json import as_bool, as_dict, as_int, as_list, as_str, opt_str
-from .tools import QUESTION_TOOL, TODO_TOOL, cap, plan_entries, questions_of, tool_finished, tool_started
+from .tools import PLAN_TOOL, QUESTION_TOOL, cap, plan_entries, questions_of, tool_finished, tool_started
 
 __all__ = [
     "FORK_POINT",
@@ -370,7 +370,7 @@ class Translator:
         name = as_str(block.get("name"))
         if tool_id is None or tool_id in self._tools or tool_id in self._skipped:
             return
-        if name == TODO_TOOL:
+        if name == PLAN_TOOL:
             self._skipped.add(tool_id)
             out.content(PlanUpdated(plan_entries(block.get("input"))), parent)
             return
