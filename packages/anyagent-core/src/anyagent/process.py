@@ -445,14 +445,28 @@ else:  # POSIX
 
     # ---- non-blocking pipe ends as anyio streams
 
-    class _FdReceiveStream(ByteReceiveStream):
-        """The read end of a pipe. ``receive`` checkpoints before reading, so a cancellation never
-        drops bytes that were already read from the pipe."""
+    class _FdEnd:
+        """One non-blocking end of a pipe, closed at most once (a waiting task is woken)."""
 
         def __init__(self, fd: int) -> None:
             os.set_blocking(fd, False)
             self._fd = fd
             self._closed = False
+
+        async def aclose(self) -> None:
+            self.close()
+            await anyio.lowlevel.checkpoint()
+
+        def close(self) -> None:
+            """Close now: a waiting reader gets ``ClosedResourceError``, the agent reads EOF."""
+            if not self._closed:
+                self._closed = True
+                anyio.notify_closing(self._fd)
+                os.close(self._fd)
+
+    class _FdReceiveStream(_FdEnd, ByteReceiveStream):
+        """The read end of a pipe. ``receive`` checkpoints before reading, so a cancellation never
+        drops bytes that were already read from the pipe."""
 
         async def receive(self, max_bytes: int = 65536) -> bytes:
             await anyio.lowlevel.checkpoint()
@@ -470,25 +484,12 @@ else:  # POSIX
                     raise anyio.EndOfStream
                 return data
 
-        async def aclose(self) -> None:
-            self.close()
-            await anyio.lowlevel.checkpoint()
-
-        def close(self) -> None:
-            """Close now (wakes a waiting reader with ``ClosedResourceError``)."""
-            if not self._closed:
-                self._closed = True
-                anyio.notify_closing(self._fd)
-                os.close(self._fd)
-
-    class _FdSendStream(ByteSendStream):
+    class _FdSendStream(_FdEnd, ByteSendStream):
         """The write end of a pipe. A frame is written whole or the stream is marked broken: a send
         cancelled after part of it went out breaks the stream rather than corrupt the next frame."""
 
         def __init__(self, fd: int) -> None:
-            os.set_blocking(fd, False)
-            self._fd = fd
-            self._closed = False
+            super().__init__(fd)
             self._broken = False
 
         async def send(self, item: bytes) -> None:
@@ -513,17 +514,6 @@ else:  # POSIX
                 if len(view) != len(item):
                     self._broken = True
                 raise
-
-        async def aclose(self) -> None:
-            self.close()
-            await anyio.lowlevel.checkpoint()
-
-        def close(self) -> None:
-            """Close now: the agent reads EOF."""
-            if not self._closed:
-                self._closed = True
-                anyio.notify_closing(self._fd)
-                os.close(self._fd)
 
     # waitid(WNOWAIT) sees a zombie without reaping it (not on every POSIX; then no straggler kill)
     _WAITID: Any = getattr(os, "waitid", None) if hasattr(os, "WNOWAIT") else None
