@@ -8,8 +8,19 @@ from typing import TypeVar
 
 import anyio
 
-from anyagent import Event, Events, Runtime, Session, SessionOptions, StatusChanged, TurnEnded
-from anyagent.mock import Script
+from anyagent import (
+    AgentProfile,
+    Event,
+    Events,
+    Register,
+    Runtime,
+    Session,
+    SessionOptions,
+    StatusChanged,
+    TurnEnded,
+    hookimpl,
+)
+from anyagent.mock import MockAdapter, Script
 
 K = TypeVar("K")
 
@@ -78,6 +89,27 @@ async def mock_session(script: Script, options: SessionOptions | None = None) ->
             yield session, Reader(events)
         finally:
             await session.close()
+
+
+class _OneAdapter:
+    """A plugin serving one ``MockAdapter`` instance, so a test can read what it was sent."""
+
+    def __init__(self, adapter: MockAdapter) -> None:
+        self.adapter = adapter
+
+    @hookimpl
+    def anyagent_adapters(self, register: Register) -> None:
+        register.adapter(lambda: self.adapter, wire="mock")
+
+    @hookimpl
+    def anyagent_agents(self, register: Register) -> None:
+        register.profile(AgentProfile(id="mock", name="Mock agent", wire="mock", executables=()))
+
+
+def recording_runtime(script: Script) -> tuple[Runtime, MockAdapter]:
+    """A runtime over ``script`` and its one mock adapter (``adapter.sent``: every command)."""
+    adapter = MockAdapter(script)
+    return Runtime(plugins=[], _builtins=[_OneAdapter(adapter)]), adapter
 
 
 def kinds(events: list[Event]) -> list[str]:

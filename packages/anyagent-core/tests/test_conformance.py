@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from coresupport import kinds, mock_session, statuses
+from coresupport import Reader, kinds, mock_session, recording_runtime, statuses
 
 from anyagent import (
     AgentOrigin,
@@ -37,6 +37,7 @@ from anyagent import (
     ToolUpdated,
     TurnEnded,
     TurnStarted,
+    seam,
 )
 from anyagent.mock import Script, Step, completed, permission, text, tool
 
@@ -196,6 +197,7 @@ async def test_08_bookkeeping_after_turn_end_is_not_a_turn_and_late_stops_are_di
     script = Script().turn(
         [
             Step.emit(tool("bg", ToolStatus.RUNNING)),
+            Step.background("bg"),
             Step.end(completed()),
             Step.emit(tool("bg", ToolStatus.COMPLETED)),
             Step.end(completed()),
@@ -477,3 +479,94 @@ async def test_25_each_turn_ends_exactly_once_and_messages_are_closed() -> None:
         ended = [e.kind.message_id for e in events if isinstance(e.kind, MessageEnded)]
         assert sorted(ended) == ["m1", "m2"]
         assert kinds(events).count("TurnEnded") == 1
+
+
+async def test_26_a_tool_still_active_at_turn_end_is_ended_by_the_engine_unless_backgrounded() -> None:
+    script = (
+        Script()
+        .turn(
+            [
+                Step.emit(tool("fg", ToolStatus.RUNNING)),
+                Step.emit(tool("child", ToolStatus.PENDING), parent_tool_id="fg"),
+                Step.emit(tool("bg", ToolStatus.RUNNING)),
+                Step.background("bg"),
+                Step.end(completed()),
+            ]
+        )
+        .turn([Step.emit(tool("slow", ToolStatus.RUNNING)), Step.sleep(5)])
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        events = await reader.turn()
+        updates = [e for e in events if isinstance(e.kind, ToolUpdated)]
+        finals = {e.kind.tool.id: e for e in updates if not e.kind.tool.status.active}  # type: ignore[union-attr]
+        assert set(finals) == {"fg", "child"}
+        assert all(e.kind.tool.status is ToolStatus.FAILED for e in finals.values())  # type: ignore[union-attr]
+        assert finals["child"].turn_info is not None and finals["child"].turn_info.parent_tool_id == "fg"
+        assert finals["fg"].kind.tool.title == "Run cargo test"  # type: ignore[union-attr]  # the last snapshot, ended
+        assert events[-1].kind == TurnEnded(Completed(), ("bg",))
+        await session.prompt("again")
+        await reader.kind(ToolUpdated)
+        await session.cancel()
+        events = await reader.turn()
+        cancelled = [e.kind.tool for e in events if isinstance(e.kind, ToolUpdated)]
+        assert [(t.id, t.status) for t in cancelled] == [("slow", ToolStatus.CANCELLED)]
+        assert isinstance(events[-1].kind, TurnEnded) and events[-1].kind.background == ()
+
+
+async def test_27_a_between_turns_setting_waits_for_the_turn_and_holds_the_next_prompt() -> None:
+    from anyagent import SessionUpdated
+    from anyagent.mock import select_option
+
+    fast = select_option("fast", ["on", "off"], "off", between_turns=True)
+    script = Script(options=(fast,)).turn([Step.emit(text("m1", "a")), Step.sleep(0.2), Step.end(completed())])
+    script = script.turn(text_turn("m2", "b"))
+    runtime, mock = recording_runtime(script)
+    async with runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir("."))
+        reader = Reader(events)
+        await session.prompt("first")
+        await reader.kind(TextDelta)
+        await session.configure("fast", "on")
+        queued = await session.prompt("second")
+        assert queued.kind == Queued(0)
+        sent = mock.sent
+        assert not any(isinstance(c, seam.Configure) for c in sent)  # held while the turn runs
+        events_seen = await reader.turn()
+        assert events_seen[-1].kind == TurnEnded(Completed())
+        updated = await reader.kind(SessionUpdated)
+        assert updated.info.configuration["fast"] == "on"
+        started = await reader.kind(TurnStarted)
+        assert started.origin == PromptOrigin(queued.prompt_id)
+        await reader.turn()
+        order = [type(c).__name__ for c in sent if isinstance(c, (seam.Configure, seam.StartTurn))]
+        assert order == ["StartTurn", "Configure", "StartTurn"]
+        await session.close()
+
+
+async def test_28_requests_the_engine_closes_unanswered_are_declined_to_the_adapter_once() -> None:
+    script = (
+        Script()
+        .turn([Step.emit(permission("r1")), Step.emit(permission("r2")), Step.await_answer(), Step.sleep(5)])
+        .turn([Step.emit(permission("r3")), Step.end(completed())])
+    )
+    runtime, mock = recording_runtime(script)
+    async with runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir("."))
+        reader = Reader(events)
+        await session.prompt("hi")
+        await reader.kind(RequestOpened)
+        await reader.kind(RequestOpened)
+        await session.answer("r1", Answer.permission(PermissionChoice.ALLOW_ONCE))
+        await session.cancel()
+        await reader.turn()
+        await session.prompt("again")
+        await reader.turn()
+        await session.close()  # the mock has read every command by now
+        sent = mock.sent
+        after_cancel = sent[[type(c) for c in sent].index(seam.Cancel) :]
+        assert [c for c in after_cancel if isinstance(c, seam.Decline)][:1] == [seam.Decline("r2")]
+        assert [c for c in sent if isinstance(c, seam.Decline)] == [seam.Decline("r2"), seam.Decline("r3")]
+        await session.close()

@@ -3,9 +3,11 @@ anyagent.wire, driven through Runtime and the engine, under faults."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -19,6 +21,7 @@ from anyagent import (
     Failed,
     HandshakeTimeout,
     ProcessExited,
+    ProtocolFailed,
     Runtime,
     SessionOptions,
     SpawnFailed,
@@ -26,9 +29,10 @@ from anyagent import (
     TurnEnded,
     hookimpl,
     seam,
+    toolkit,
 )
-from anyagent.process import AgentProcess, spawn
-from anyagent.wire import BadLine, JsonLines
+from anyagent.process import AgentProcess
+from anyagent.wire import JsonLines, WireRecorder
 
 pytestmark = pytest.mark.anyio
 
@@ -37,64 +41,52 @@ SPAWNED: list[int] = []
 
 
 class LinesDriver(seam.Driver):
-    def __init__(self, process: AgentProcess, lines: JsonLines) -> None:
-        self.process = process
-        self.lines = lines
+    """A whole driver on ``anyagent.toolkit``: a translator and the commands, nothing else."""
+
+    def __init__(self, process: AgentProcess, lines: JsonLines, recorder: WireRecorder | None) -> None:
         self.info = seam.DriverInfo(details=AgentDetails(version="1.0"))
+        self.lines = lines
+        self.loop: toolkit.DriverLoop[dict[str, Any]] = toolkit.DriverLoop(
+            self._on_frame, self._on_command, recorder=recorder, close_grace=0.5
+        )
+        self.loop.attach(process, lines)
 
     async def run(self, link: seam.DriverLink) -> None:
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._commands, link, tg.cancel_scope)
-                await self._read(link)
-                tg.cancel_scope.cancel()
-        finally:
-            with anyio.CancelScope(shield=True):
-                await self.process.aclose(grace=0.5)
+        await self.loop.run(link)
 
-    async def _read(self, link: seam.DriverLink) -> None:
-        while True:
-            try:
-                frame = await self.lines.receive()
-            except anyio.EndOfStream:
-                error = await self.process.exit_error()
-                if isinstance(error, ProcessExited):
-                    await link.exited(error.status, error.stderr)
-                return
-            if isinstance(frame, BadLine):
-                await link.diagnostic(f"not a JSON frame: {frame.reason}", code="bad_frame", raw=frame.text)
-            elif "ack" in frame:
-                await link.turn_ack()
-            elif "text" in frame:
-                await link.content(TextDelta("m1", frame["text"]))
-            elif "end" in frame:
-                await link.turn_end(Completed())
+    async def aclose(self) -> None:
+        await self.loop.shutdown()
 
-    async def _commands(self, link: seam.DriverLink, scope: anyio.CancelScope) -> None:
-        async for command in link.commands:
-            if isinstance(command, seam.StartTurn):
-                await self.lines.send({"prompt": command.input.content, "turn": command.turn_id})
-            elif isinstance(command, seam.Close):
-                scope.cancel()
-                return
+    async def _on_frame(self, frame: dict[str, Any]) -> None:
+        link = self.loop.link
+        if "ack" in frame:
+            await link.turn_ack()
+        elif "text" in frame:
+            await link.content(TextDelta("m1", frame["text"].upper() if frame.get("shout") else frame["text"]))
+        elif "end" in frame:
+            await link.turn_end(Completed())
+        elif "boom" in frame:
+            raise KeyError("the translator has a bug")
+
+    async def _on_command(self, command: seam.DriverCommand) -> None:
+        if isinstance(command, seam.StartTurn):
+            await self.loop.write(self.lines.send({"prompt": command.input.content, "turn": command.turn_id}))
+        else:
+            await toolkit.refuse(self.loop.link, command)
 
 
 class LinesAdapter(seam.Adapter):
     wire = "lines"
 
     async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
-        argv = [str(request.installation.executable_path), *request.installation.args]
-        process = await spawn(argv, cwd=request.options.cwd, env=dict(request.env))
-        SPAWNED.append(process.pid)
-        try:
+        async with toolkit.launching(request) as launch:
+            process = await launch.spawn()
+            SPAWNED.append(process.pid)
             lines = JsonLines(process)
             hello = await lines.receive()
-            assert isinstance(hello, dict) and "hello" in hello
-            return LinesDriver(process, lines)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await process.aclose(grace=0.5)
-            raise
+            if not isinstance(hello, dict) or "hello" not in hello:
+                raise ProtocolFailed("no hello")
+            return LinesDriver(process, lines, launch.recorder)
 
 
 class Plugin:
@@ -162,7 +154,8 @@ async def test_a_garbage_line_is_a_diagnostic_and_the_turn_goes_on(tmp_path: Pat
                     if isinstance(event.kind, TurnEnded):
                         break
             diagnostics = [k.diagnostic for k in seen if isinstance(k, Diagnostic)]
-            assert [d.code for d in diagnostics] == ["bad_frame"]
+            assert [d.code for d in diagnostics] == ["bad_line", "frame_error"]
+            assert diagnostics[1].raw == {"boom": True}  # the frame a translator choked on, in raw
             assert diagnostics[0].raw == "this is not json"
             assert isinstance(seen[-1], TurnEnded) and seen[-1].stop == Completed()
 
@@ -188,3 +181,32 @@ async def test_a_missing_executable_is_spawn_failed(tmp_path: Path) -> None:
     async with Runtime(plugins=[Plugin()]) as runtime:
         with pytest.raises(SpawnFailed, match="nope"):
             await runtime.open(missing, SessionOptions.in_dir(tmp_path))
+
+
+def process_gone(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("drop", ["both", "events", "session"])
+async def test_dropping_the_handles_of_an_idle_session_reaps_its_agent(tmp_path: Path, drop: str) -> None:
+    async with Runtime(plugins=[Plugin()]) as runtime:
+        session, events = await runtime.open(agent("normal"), SessionOptions.in_dir(tmp_path))
+        pid = SPAWNED[-1]
+        await session.prompt("hello")
+        with anyio.fail_after(10):
+            async for event in events:
+                if isinstance(event.kind, TurnEnded):
+                    break
+        # idle now: nothing will arrive from the agent to notice the drop
+        if drop in ("both", "events"):
+            del events
+        if drop in ("both", "session"):
+            del session
+        gc.collect()
+        with anyio.fail_after(2):
+            while not process_gone(pid):
+                await anyio.sleep(0.02)

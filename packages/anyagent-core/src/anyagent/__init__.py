@@ -11,6 +11,8 @@
                 ...
 
 The public names live here. Modules: ``anyagent.seam`` (the adapter contract),
+``anyagent.toolkit`` (the pieces every adapter shares: the run loop, launch, requests),
+``anyagent.jsonread`` (tolerant readers for untrusted JSON),
 ``anyagent.process`` and ``anyagent.wire`` (process lifecycle, JSON lines, JSON-RPC, HTTP+SSE and
 wire recording for adapters), ``anyagent.mock`` (the scripted agent for tests),
 ``anyagent.serialize`` (the JSON form and its schema), ``anyagent.hookspecs`` (the plugin hooks).
@@ -18,6 +20,7 @@ wire recording for adapters), ``anyagent.mock`` (the scripted agent for tests),
 
 from __future__ import annotations
 
+from . import jsonread, seam
 from ._engine import EVENT_BUFFER, Events, Session
 from ._errors import (
     AgentError,
@@ -79,5 +82,7 @@ __all__ = [
     "UnsupportedFeature",
     "__version__",
     "hookimpl",
+    "jsonread",
+    "seam",
     *_types_all,
 ]

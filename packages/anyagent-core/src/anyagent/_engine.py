@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import math
+import threading
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from datetime import datetime, timezone
@@ -44,6 +45,7 @@ from ._types import (
     ConfigValue,
     Delivery,
     Diagnostic,
+    DiagnosticCode,
     DiagnosticInfo,
     DiagnosticLevel,
     Event,
@@ -72,6 +74,8 @@ from ._types import (
     TextAnswer,
     TextDelta,
     ToolOutputDelta,
+    ToolStatus,
+    ToolUpdate,
     ToolUpdated,
     TurnEnded,
     TurnInfo,
@@ -91,12 +95,18 @@ CLOSE_GRACE = 5.0
 CANCEL_GRACE = 10.0
 """Seconds after ``cancel`` before the engine ends a turn the adapter never ended."""
 
+CONFIGURE_GRACE = 30.0
+"""Seconds the engine holds queued prompts for a between-turns setting to be confirmed."""
+
 QUIET_USER_TURN = 120.0
 QUIET_AGENT_TURN = 20.0
 
 _ENGINE_OWNED = (TurnStarted, TurnEnded, RequestClosed, SessionUpdated, StatusChanged)
 _TURN_CONTENT = (TextDelta, ReasoningDelta, UserMessage, RequestOpened, ToolOutputDelta)
 _MESSAGE_DELTAS = (TextDelta, ReasoningDelta, UserMessage)
+_CONFIG_REFUSALS = frozenset(
+    {DiagnosticCode.CONFIGURE_REFUSED, DiagnosticCode.UNSUPPORTED, DiagnosticCode.COMMAND_FAILED}
+)
 
 
 class _State(enum.Enum):
@@ -118,7 +128,8 @@ class _Turn:
     origin: TurnOrigin
     info: TurnInfo
     requests: dict[str, Request] = attrs.Factory(dict)
-    running_tools: dict[str, None] = attrs.Factory(dict)
+    running_tools: dict[str, tuple[ToolUpdate, str | None]] = attrs.Factory(dict)
+    background: set[str] = attrs.Factory(set)
     open_messages: dict[str, None] = attrs.Factory(dict)
     awaiting_ack: bool = False
     cancel_requested: bool = False
@@ -172,6 +183,14 @@ class _Engine:
         self._prompt_counter = 0
         self._promotion_pending = False
         self._late_end_noted = False
+        # between-turns settings: held while a turn runs, then awaited before the next prompt
+        self._held_config: dict[str, ConfigValue] = {}
+        self._config_pending = 0
+        self._config_deadline: float | None = None
+        # handles: the session ends when its Events or its last Session handle is dropped
+        self._handles = 0
+        self._loop_thread = threading.get_ident()
+        self._dropped = False
         # deadlines (anyio clock seconds); the timer task sleeps until the earliest
         self._quiet_deadline: float | None = None
         self._stall_deadline: float | None = None
@@ -281,7 +300,13 @@ class _Engine:
     def _next_deadline(self) -> float:
         deadlines = [
             d
-            for d in (self._quiet_deadline, self._stall_deadline, self._cancel_deadline, self._close_deadline)
+            for d in (
+                self._quiet_deadline,
+                self._stall_deadline,
+                self._cancel_deadline,
+                self._close_deadline,
+                self._config_deadline,
+            )
             if d is not None
         ]
         return min(deadlines, default=math.inf)
@@ -348,7 +373,7 @@ class _Engine:
     def _compute_status(self) -> SessionStatus:
         if self._state is _State.RUNNING and self._turn is not None:
             return SessionStatus.NEEDS_INPUT if self._turn.requests else SessionStatus.WORKING
-        if self._state is _State.IDLE and self._queue:
+        if self._state is _State.IDLE and (self._queue or self._config_pending):
             return SessionStatus.WORKING
         return SessionStatus.IDLE
 
@@ -391,10 +416,16 @@ class _Engine:
         info = turn.info
         for message_id in list(turn.open_messages):
             self._emit(MessageEnded(message_id), info)
-        for request_id in list(turn.requests):
-            self._emit(RequestClosed(request_id), info)
-        turn.requests.clear()
-        self._emit(TurnEnded(stop, tuple(turn.running_tools)), info)
+        self._close_requests(turn)
+        # one policy for every wire: a tool still active at the turn's end did not finish
+        final = ToolStatus.CANCELLED if isinstance(stop, Cancelled) else ToolStatus.FAILED
+        background: list[str] = []
+        for tool_id, (tool, parent) in list(turn.running_tools.items()):
+            if tool_id in turn.background:
+                background.append(tool_id)
+                continue
+            self._emit(ToolUpdated(attrs.evolve(tool, status=final)), TurnInfo(turn.id, parent))
+        self._emit(TurnEnded(stop, tuple(background)), info)
         self._turn = None
         if self._state is _State.RUNNING:
             self._state = _State.IDLE
@@ -407,15 +438,50 @@ class _Engine:
             self._steer = None
             self._queue.appendleft(steer.prompt)
             self._resolve_steer(steer, Delivery(steer.prompt.id, Queued(0)))
+        if self._state is _State.IDLE:
+            self._send_held_config()
         if self._state is _State.IDLE and self._queue:
             self._promotion_pending = True
             self._timer_wake.set()
 
+    def _close_requests(self, turn: _Turn) -> None:
+        """Close every open request of ``turn`` unanswered; the adapter declines them on its wire."""
+        for request_id in list(turn.requests):
+            self._emit(RequestClosed(request_id), turn.info)
+        declined = list(turn.requests)
+        turn.requests.clear()
+        for request_id in declined:
+            self._send(seam.Decline(request_id))
+
     def _promote(self) -> None:
         self._promotion_pending = False
-        if self._state is not _State.IDLE or not self._queue:
+        if self._state is not _State.IDLE or not self._queue or self._config_pending:
             return
         self._start_prompt(self._queue.popleft())
+
+    # -----------------------------------------------------------------------------------------
+    # between-turns settings
+
+    def _send_config(self, option_id: str, value: ConfigValue) -> None:
+        self._config_pending += 1
+        self._set_deadline("_config_deadline", anyio.current_time() + CONFIGURE_GRACE)
+        self._send(seam.Configure(option_id, value))
+
+    def _send_held_config(self) -> None:
+        held, self._held_config = self._held_config, {}
+        for option_id, value in held.items():
+            self._send_config(option_id, value)
+
+    def _config_settled(self) -> None:
+        if not self._config_pending:
+            return
+        self._config_pending -= 1
+        if self._config_pending:
+            return
+        self._config_deadline = None
+        if self._state is _State.IDLE and self._turn is None and self._queue:
+            self._promotion_pending = True
+            self._timer_wake.set()
 
     def _resolve_steer(self, steer: _PendingSteer, result: Delivery | AgentError) -> None:
         steer.result = result
@@ -446,7 +512,37 @@ class _Engine:
             return
         self._set_deadline("_stall_deadline", anyio.current_time() + self.options.stall_after_seconds)
 
+    def _release(self, events: bool) -> None:
+        """A handle was garbage-collected: the ``Events`` (``events``) or a ``Session``. Dropping
+        the events or the last session handle ends the session. Called from ``__del__``, so it
+        only flags the drop and wakes the timer task, which closes in a task of its own."""
+        if not events:
+            self._handles -= 1
+            if self._handles > 0:
+                return
+        if self._state in (_State.CLOSING, _State.CLOSED):
+            return
+        self._dropped = True
+        if threading.get_ident() == self._loop_thread:  # another thread: the next wake sees the flag
+            try:
+                self._timer_wake.set()
+            except Exception:  # the event loop is already gone (interpreter shutdown)
+                pass
+
     def _on_deadlines(self, now: float) -> None:
+        if self._dropped:
+            self._dropped = False
+            if self._state not in (_State.CLOSING, _State.CLOSED):
+                self._consumer_gone(None)
+        if self._config_deadline is not None and now >= self._config_deadline:
+            self._config_deadline = None
+            if self._config_pending:
+                self._config_pending = 1
+                self._diagnostic(
+                    "the agent did not confirm a between-turns setting; queued prompts go ahead",
+                    DiagnosticCode.CONFIGURE_UNCONFIRMED,
+                )
+                self._config_settled()
         if self._close_deadline is not None and now >= self._close_deadline:
             self._close_deadline = None
             if self._driver_scope is not None:
@@ -491,12 +587,16 @@ class _Engine:
             self._on_turn_end(event)
         elif isinstance(event, seam.SteerResult):
             self._on_steer_result(event.accepted)
+        elif isinstance(event, seam.ToolBackgrounded):
+            if self._turn is not None:
+                self._turn.background.add(event.tool_id)
         elif isinstance(event, seam.RequestWithdrawn):
             turn = self._turn
             if turn is not None and turn.requests.pop(event.request_id, None) is not None:
                 self._emit(RequestClosed(event.request_id), turn.info)
         elif isinstance(event, seam.InfoChanged):
             self._on_info_changed(event.info)
+            self._config_settled()
         elif isinstance(event, seam.AuthLost):
             if self._turn is not None:
                 self._end_turn(Failed("the agent needs a login"))
@@ -508,6 +608,8 @@ class _Engine:
 
     def _on_content(self, event: seam.Content) -> None:
         kind = event.kind
+        if self._config_pending and isinstance(kind, Diagnostic) and kind.diagnostic.code in _CONFIG_REFUSALS:
+            self._config_settled()
         if isinstance(kind, _ENGINE_OWNED):
             self._diagnostic(
                 f"the adapter sent the engine-owned event {type(kind).__name__}; dropped",
@@ -530,18 +632,18 @@ class _Engine:
         if isinstance(kind, RequestOpened):
             self._on_request(kind.request, event)
             return
-        self._track(turn, kind)
         parent = event.parent_tool_id
+        self._track(turn, kind, parent)
         self._emit(kind, turn.info if parent is None else TurnInfo(turn.id, parent), event.extensions)
 
-    def _track(self, turn: _Turn, kind: EventKind) -> None:
+    def _track(self, turn: _Turn, kind: EventKind, parent: str | None) -> None:
         if isinstance(kind, _MESSAGE_DELTAS):
             turn.open_messages[kind.message_id] = None
         elif isinstance(kind, MessageEnded):
             turn.open_messages.pop(kind.message_id, None)
         elif isinstance(kind, ToolUpdated):
             if kind.tool.status.active:
-                turn.running_tools[kind.tool.id] = None
+                turn.running_tools[kind.tool.id] = (kind.tool, parent)
             else:
                 turn.running_tools.pop(kind.tool.id, None)
 
@@ -638,7 +740,7 @@ class _Engine:
         prompt_input = Input.coerce(value)
         self._prompt_counter += 1
         prompt = _Prompt(f"p{self._prompt_counter}", prompt_input)
-        if self._state is _State.IDLE and not self._queue and self._turn is None:
+        if self._state is _State.IDLE and not self._queue and self._turn is None and not self._config_pending:
             turn_id = self._start_prompt(prompt)
             self._sync_status()
             return Delivery(prompt.id, Started(turn_id))
@@ -697,7 +799,13 @@ class _Engine:
             )
         if not option.accepts(value):
             raise InvalidConfiguration(f"{value!r} is not a valid value for {option_id!r}")
-        self._send(seam.Configure(option_id, value))
+        if not option.between_turns:
+            self._send(seam.Configure(option_id, value))
+        elif self._state is _State.IDLE and self._turn is None:
+            self._send_config(option_id, value)
+            self._sync_status()
+        else:
+            self._held_config[option_id] = value  # applied when the turn ends, before the next prompt
 
     def rollback(self, turns: int, scope: RollbackScope) -> None:
         self._check_open()
@@ -710,7 +818,7 @@ class _Engine:
             raise UnsupportedFeature("this agent cannot roll back")
         if scope is RollbackScope.CONVERSATION_AND_FILES and not caps.supports(Capability.ROLLBACK_FILES):
             raise UnsupportedFeature("this agent cannot roll back files")
-        if self._state is not _State.IDLE or self._turn is not None:
+        if self._state is not _State.IDLE or self._turn is not None or self._config_pending:
             raise SessionBusy("rollback needs an idle session")
         self._send(seam.Rollback(turns, scope))
 
@@ -718,7 +826,7 @@ class _Engine:
         self._check_open()
         if not self._info.details.capabilities.supports(Capability.COMPACT):
             raise UnsupportedFeature("this agent cannot compact its context")
-        if self._state is not _State.IDLE or self._turn is not None:
+        if self._state is not _State.IDLE or self._turn is not None or self._config_pending:
             raise SessionBusy("compact needs an idle session")
         turn = self._begin_turn(AgentOrigin())
         turn.awaiting_ack = False
@@ -734,11 +842,14 @@ class _Engine:
         turn = self._turn
         if turn is not None and not turn.cancel_requested:
             turn.cancel_requested = True
-            for request_id in list(turn.requests):
+            declined = list(turn.requests)
+            for request_id in declined:
                 self._emit(RequestClosed(request_id), turn.info)
             turn.requests.clear()
             self._quiet_deadline = None
             self._send(seam.Cancel())
+            for request_id in declined:
+                self._send(seam.Decline(request_id))
             self._set_deadline("_cancel_deadline", anyio.current_time() + CANCEL_GRACE)
         self._sync_status()
 
@@ -829,6 +940,10 @@ def _validate_answer(request: Request, answer: Answer) -> None:
 class Session:
     """A cheap handle on one live session; copies talk to the same engine.
 
+    Dropping every handle (or the session's ``Events``) ends the session as ``close()`` would,
+    so an abandoned session never leaves its agent running; ``close()`` is still the way to wait
+    for the cleanup.
+
     Calls return once the engine accepted the command; the events confirm the outcome.
     After ``close`` every call raises ``SessionClosed``.
     """
@@ -837,6 +952,18 @@ class Session:
 
     def __init__(self, engine: _Engine) -> None:
         self._engine = engine
+        engine._handles += 1
+
+    def __copy__(self) -> Session:
+        return Session(self._engine)
+
+    def __deepcopy__(self, memo: object) -> Session:
+        return Session(self._engine)
+
+    def __del__(self) -> None:
+        engine = getattr(self, "_engine", None)
+        if engine is not None:
+            engine._release(events=False)
 
     @property
     def id(self) -> str:
@@ -978,3 +1105,6 @@ class Events:
         receive = getattr(self, "_receive", None)
         if receive is not None:
             receive.close()
+        engine = getattr(self, "_engine", None)
+        if engine is not None:
+            engine._release(events=True)

@@ -44,6 +44,7 @@ __all__ = [
     "Delivery",
     "DeliveryKind",
     "Diagnostic",
+    "DiagnosticCode",
     "DiagnosticInfo",
     "DiagnosticLevel",
     "EnvVarLogin",
@@ -560,7 +561,8 @@ ConfigKind = Union[SelectKind, BooleanKind]
 
 @attrs.frozen
 class ConfigOption:
-    """One setting the agent exposes. ``live`` options can change mid-session via ``configure``."""
+    """One setting the agent exposes. ``live`` options can change mid-session via ``configure``;
+    ``between_turns`` ones only while idle (the engine holds a mid-turn change until the turn ends)."""
 
     id: str
     name: str
@@ -568,6 +570,9 @@ class ConfigOption:
     current: ConfigValue | None = None
     live: bool = True
     category: str | None = None
+    between_turns: bool = False
+    """A live option the agent can only change while no turn runs (it relaunches the agent or
+    sends a hidden prompt): ``configure`` mid-turn is held by the engine until the turn ends."""
 
     def accepts(self, value: object) -> bool:
         """True when ``value`` is a valid value of this option."""
@@ -658,6 +663,96 @@ class DiagnosticInfo:
     level: DiagnosticLevel = DiagnosticLevel.WARNING
     code: str | None = None
     raw: JSON = None
+
+
+class DiagnosticCode:
+    """The table of ``DiagnosticInfo.code`` values anyagent and its adapters emit; apps match on
+    these (``info.code == DiagnosticCode.STALL``). A code names the situation, not the agent: the
+    same oddity has the same code on every wire. ``raw`` carries the frame when there is one."""
+
+    # the engine
+    STALL = "stall"
+    """No frame from the agent for ``stall_after`` seconds; the turn is still open."""
+    CANCEL_UNCONFIRMED = "cancel_unconfirmed"
+    """The agent never confirmed a cancel; the engine ended the turn itself."""
+    CONFIGURE_UNCONFIRMED = "configure_unconfirmed"
+    """A between-turns setting got no answer in time; queued prompts go ahead."""
+    LATE_TURN_END = "late_turn_end"
+    """The wire ended a turn that was already over."""
+    LATE_STEER_RESULT = "late_steer_result"
+    """A steer answer arrived with no steer pending."""
+    DUPLICATE_REQUEST = "duplicate_request"
+    """A request id was opened twice; the first is kept."""
+    ENGINE_OWNED_EVENT = "engine_owned_event"
+    """An adapter sent an event kind only the engine may emit; dropped."""
+    # reading the wire
+    BAD_LINE = "bad_line"
+    """A line on the agent's output that is not a JSON object (``raw``: its text)."""
+    UNKNOWN_FRAME = "unknown_frame"
+    """A well-formed frame of a type or method the adapter does not know (``raw``: the frame)."""
+    BAD_FRAME = "bad_frame"
+    """A known frame missing what it needs (``raw``: the frame); skipped or declined."""
+    FRAME_ERROR = "frame_error"
+    """Translating a frame raised (an adapter bug); the frame is skipped, the session goes on."""
+    WIRE_FAILED = "wire_failed"
+    """Reading the wire failed mid-frame; the session ends as if the agent exited."""
+    WRITE_FAILED = "write_failed"
+    """A frame could not be written: the agent no longer reads."""
+    RECORD_WIRE = "record_wire"
+    """Wire recording (``SessionOptions.record_wire``) stopped; the session goes on."""
+    # commands the agent could not carry out
+    UNSUPPORTED = "unsupported"
+    """The agent cannot do what was asked; nothing was sent."""
+    COMMAND_FAILED = "command_failed"
+    """Carrying out a command raised (an adapter bug); it was refused."""
+    CONFIGURE_REFUSED = "configure_refused"
+    """The agent refused a setting; the configuration is unchanged."""
+    ROLLBACK_REFUSED = "rollback_refused"
+    """The agent could not roll back; nothing changed."""
+    COMPACT_FAILED = "compact_failed"
+    """The agent could not compact its context."""
+    RESPAWN_FAILED = "respawn_failed"
+    """Relaunching the agent (a fork, a setting that needs a new process) failed."""
+    ATTACHMENT = "attachment"
+    """An attachment could not be sent as it is (unreadable, a type the agent does not take)."""
+    UNEXPECTED_ANSWER = "unexpected_answer"
+    """An answer of a kind the request's wire cannot carry was dropped."""
+    # what the agent reported
+    AGENT_ERROR = "agent_error"
+    """The agent reported an error that did not end the turn."""
+    API_RETRY = "api_retry"
+    """The agent is retrying its model API."""
+
+    @classmethod
+    def all(cls) -> dict[str, str]:
+        """Every code and its one-line meaning."""
+        docs = _attribute_docs(cls)
+        return {value: docs.get(name, "") for name, value in vars(cls).items() if name.isupper()}
+
+
+def _attribute_docs(cls: type) -> dict[str, str]:
+    """The docstrings written under class attributes (read from the source, for the docs table)."""
+    import ast
+    import inspect
+    import itertools
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    docs: dict[str, str] = {}
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    for node, following in itertools.pairwise(body):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            docs[node.targets[0].id] = following.value.value
+    return docs
 
 
 # ---------------------------------------------------------------------------------------------

@@ -156,6 +156,11 @@ class Step:
         return Step(_Op.REPEAT, times=times, steps=steps)
 
     @staticmethod
+    def background(tool_id: str) -> Step:
+        """Say that tool ``tool_id`` keeps running after the turn (``TurnEnded.background``)."""
+        return Step(_Op.SEND, event=seam.ToolBackgrounded(tool_id))
+
+    @staticmethod
     def send(event: seam.DriverEvent) -> Step:
         """Send any raw seam event (for testing how the engine treats odd adapters)."""
         return Step(_Op.SEND, event=event)
@@ -209,7 +214,7 @@ class Script:
              "turns": [{"agent": false, "steps": [
                  {"emit": {"type": "TextDelta", "message_id": "m1", "text": "hi"}},
                  {"emit": {...}, "parent_tool_id": "task1"},
-                 {"await_answer": true}, {"sleep": 0.1}, {"die": "exit status: 9"},
+                 {"await_answer": true}, {"background": "tool1"}, {"sleep": 0.1}, {"die": "exit status: 9"},
                  {"repeat": 3, "steps": [...]},
                  {"end": {"type": "Completed", "source": "protocol"}}]}]}
 
@@ -289,6 +294,8 @@ def _step_from_json(step: Mapping[str, Any]) -> Step:
         return Step.end(serialize.structure(step["end"], StopReason), step.get("parent_tool_id"))
     if "await_answer" in step:
         return Step.await_answer()
+    if "background" in step:
+        return Step.background(str(step["background"]))
     if "sleep" in step:
         return Step.sleep(float(step["sleep"]))
     if "die" in step:
@@ -404,9 +411,9 @@ def failed(message: str) -> Failed:
 
 
 def select_option(
-    option_id: str, choices: Iterable[str], current: str | None = None, live: bool = True
+    option_id: str, choices: Iterable[str], current: str | None = None, live: bool = True, between_turns: bool = False
 ) -> ConfigOption:
-    """A select ``ConfigOption`` for ``Script(options=...)``."""
+    """A select ``ConfigOption`` for ``Script(options=...)`` (``between_turns``: see ``ConfigOption``)."""
     from ._types import ConfigChoice
 
     values = tuple(choices)
@@ -416,6 +423,7 @@ def select_option(
         kind=SelectKind(tuple(ConfigChoice(v, v) for v in values)),
         current=current if current is not None else (values[0] if values else None),
         live=live,
+        between_turns=between_turns,
     )
 
 

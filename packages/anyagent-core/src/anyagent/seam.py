@@ -16,15 +16,29 @@ Commands the engine sends (``DriverCommand``):
     ``Rollback(turns, scope)`` / ``Compact()`` – confirm with ``InfoChanged`` / ``ContextCompacted``
     content and a ``TurnEnd``; refuse with a diagnostic.
     ``Cancel()`` – stop the turn, end it with ``TurnEnd(Cancelled())``; the engine has already
-    closed its open requests. ``Close()`` – shut the agent down and return from ``run``.
+    closed its open requests and follows with a ``Decline`` for each.
+    ``Decline(request_id)`` – the engine closed a request without an answer (cancel, turn end,
+    close): if the wire waits for an answer, say no (``toolkit.RequestBook`` does this once).
+    ``Close()`` – shut the agent down and return from ``run``.
+    A setting whose ``ConfigOption.between_turns`` is set only arrives while no turn runs, and the
+    engine starts no prompt until it is confirmed (``InfoChanged``) or refused (a diagnostic
+    ``configure_refused``).
 
 What an adapter sends back (``DriverEvent``):
     ``Content(kind, parent_tool_id, extensions)`` – text, tools, requests, usage, diagnostics.
     Never an engine-owned kind (``TurnStarted``, ``TurnEnded``, ``RequestClosed``,
     ``SessionUpdated``, ``StatusChanged``): the engine drops those with a ``Diagnostic``.
     ``TurnAck()``, ``TurnEnd(stop, parent_tool_id)``, ``SteerResult(accepted)``,
-    ``RequestWithdrawn(request_id)``, ``InfoChanged(info)``, ``AuthLost(login)``,
-    ``Exited(status, stderr)`` (once, just before ``run`` returns because the agent died).
+    ``RequestWithdrawn(request_id)``, ``ToolBackgrounded(tool_id)``, ``InfoChanged(info)``,
+    ``AuthLost(login)``, ``Exited(status, stderr)`` (once, just before ``run`` returns because the
+    agent died).
+
+Rules the engine keeps so adapters do not: a tool still active when its turn ends gets a final
+``ToolUpdated`` from the engine (``CANCELLED`` for a cancelled turn, else ``FAILED``) unless the
+adapter said ``ToolBackgrounded`` (then it is listed in ``TurnEnded.background``); prompts queue
+in the engine; requests open and close in the engine.
+
+``anyagent.toolkit`` holds the parts every adapter needs (the run loop, launch, requests).
 
 ``Driver.run`` returning means the connection is over. Everything it started must be cleaned
 up in its own ``finally`` (shielded and bounded), because the engine cancels it after the close
@@ -78,6 +92,7 @@ __all__ = [
     "Configure",
     "ConnectRequest",
     "Content",
+    "Decline",
     "Driver",
     "DriverCommand",
     "DriverEvent",
@@ -90,6 +105,7 @@ __all__ = [
     "StartTurn",
     "Steer",
     "SteerResult",
+    "ToolBackgrounded",
     "TurnAck",
     "TurnEnd",
 ]
@@ -157,11 +173,18 @@ class Cancel:
 
 
 @attrs.frozen
+class Decline:
+    """The engine closed request ``request_id`` unanswered: tell the wire no if it is waiting."""
+
+    request_id: str
+
+
+@attrs.frozen
 class Close:
     """Shut the agent down and return from ``Driver.run``."""
 
 
-DriverCommand = Union[StartTurn, Steer, AnswerRequest, Configure, Rollback, Compact, Cancel, Close]
+DriverCommand = Union[StartTurn, Steer, AnswerRequest, Configure, Rollback, Compact, Cancel, Decline, Close]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -202,6 +225,14 @@ class RequestWithdrawn:
     """The agent withdrew request ``request_id`` before it was answered."""
 
     request_id: str
+
+
+@attrs.frozen
+class ToolBackgrounded:
+    """Tool ``tool_id`` keeps running after its turn (a background shell, an async subagent): the
+    engine leaves it active and lists it in ``TurnEnded.background`` instead of ending it."""
+
+    tool_id: str
 
 
 @attrs.frozen
@@ -246,7 +277,9 @@ class Exited:
     stderr: str = ""
 
 
-DriverEvent = Union[Content, TurnAck, TurnEnd, SteerResult, RequestWithdrawn, InfoChanged, AuthLost, Exited]
+DriverEvent = Union[
+    Content, TurnAck, TurnEnd, SteerResult, RequestWithdrawn, ToolBackgrounded, InfoChanged, AuthLost, Exited
+]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -32,15 +32,16 @@ cancel-safe: a cancelled ``receive``/``request`` never loses a frame.
 from __future__ import annotations
 
 import collections
+import enum
 import itertools
 import json
 import os
 import stat
 import time
 import weakref
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
 
 import anyio
 import anyio.lowlevel
@@ -58,15 +59,20 @@ __all__ = [
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
     "BadLine",
+    "Correlator",
     "Frame",
     "HttpReply",
     "HttpWire",
     "IncomingRequest",
     "JsonLines",
+    "JsonRpcCode",
     "JsonRpcError",
     "JsonRpcPeer",
+    "Message",
     "Notification",
+    "Response",
     "SseEvent",
     "SseStream",
     "Stray",
@@ -461,11 +467,23 @@ def _cut(text: str, limit: int = 200) -> str:
 # ---------------------------------------------------------------------------------------------
 # JSON-RPC 2.0
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+
+class JsonRpcCode(enum.IntEnum):
+    """The JSON-RPC 2.0 error codes every wire shares (an ``int``, so compare or send it as is).
+    Codes a protocol adds on top (ACP's ``-32000`` "auth required") live with its adapter."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+
+
+PARSE_ERROR = JsonRpcCode.PARSE_ERROR
+INVALID_REQUEST = JsonRpcCode.INVALID_REQUEST
+METHOD_NOT_FOUND = JsonRpcCode.METHOD_NOT_FOUND
+INVALID_PARAMS = JsonRpcCode.INVALID_PARAMS
+INTERNAL_ERROR = JsonRpcCode.INTERNAL_ERROR
 
 
 class JsonRpcError(ProtocolFailed):
@@ -520,12 +538,31 @@ class Stray:
     reason: str
 
 
-Message = Union[Notification, IncomingRequest, Stray, BadLine]
+@attrs.frozen
+class Response:
+    """The answer to a request sent with ``JsonRpcPeer.send_request``, delivered by ``receive``
+    in wire order (after every frame the agent wrote before it). ``error`` is set for an error
+    response, else ``result`` holds the result."""
+
+    id: int
+    method: str
+    result: JSON = None
+    error: JsonRpcError | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True for a result, False for an error response."""
+        return self.error is None
+
+
+Message = Union[Notification, IncomingRequest, Response, Stray, BadLine]
+"""What ``JsonRpcPeer.receive`` yields."""
 
 
 @attrs.define
 class _Pending:
     method: str
+    in_order: bool = False
     done: bool = False
     result: JSON = None
     error: JsonRpcError | None = None
@@ -536,7 +573,10 @@ class JsonRpcPeer:
 
     ``request(method, params)`` sends a request (ids 1, 2, …) and returns its result, raising
     ``JsonRpcError`` for an error response and ``ProcessExited``/``ProtocolFailed`` if the wire
-    ends first. ``notify`` sends a notification. ``receive()`` (or ``async for``) yields what the
+    ends first. ``send_request(method, params)`` sends a request without waiting: its answer comes
+    out of ``receive()`` as a ``Response``, in order with the agent's other messages (so a turn's
+    last update is always read before the reply that ends it). ``notify`` sends a notification.
+    ``receive()`` (or ``async for``) yields what the
     agent sends that is not a response: ``Notification``, ``IncomingRequest`` (methods in
     ``accepts``; every other request is answered ``-32601`` at once and reported as ``Stray``),
     ``Stray`` and ``BadLine``; it raises ``anyio.EndOfStream`` when the wire has ended.
@@ -579,6 +619,23 @@ class JsonRpcPeer:
         if slot.error is not None:
             raise slot.error
         return slot.result
+
+    async def send_request(self, method: str, params: JSON = None) -> int:
+        """Send a request and return its id at once; its ``Response`` arrives through ``receive``.
+        ``ProcessExited``/``ProtocolFailed`` when the agent no longer reads."""
+        self._raise_if_ended()
+        rid = next(self._ids)
+        self._pending[rid] = _Pending(method, in_order=True)
+        try:
+            await self.lines.send(self._message(id=rid, method=method, params=params))
+        except BaseException:
+            self._pending.pop(rid, None)
+            raise
+        return rid
+
+    def forget(self, request_id: int) -> None:
+        """Stop waiting for ``send_request``'s answer ``request_id`` (a late one becomes ``Stray``)."""
+        self._pending.pop(request_id, None)
 
     async def notify(self, method: str, params: JSON = None) -> None:
         """Send a notification."""
@@ -681,6 +738,10 @@ class JsonRpcPeer:
         else:
             slot.result = frame["result"]
         slot.done = True
+        if slot.in_order:
+            rid = int(key)
+            del self._pending[rid]
+            self._inbox.append(Response(rid, slot.method, slot.result, slot.error))
 
     def _find(self, key: Any) -> _Pending | None:
         """The pending request ``key`` answers; ``7``, ``7.0`` and ``"7"`` all find request 7."""
@@ -690,6 +751,95 @@ class JsonRpcPeer:
         if numeric or (isinstance(key, str) and key.isascii() and key.isdigit()):
             key = int(key)
         return self._pending.get(key) if isinstance(key, int) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# request/response correlation for wires that are not JSON-RPC
+
+_R = TypeVar("_R")
+
+
+@attrs.define(eq=False)
+class _Waiter(Generic[_R]):
+    label: str
+    done: anyio.Event = attrs.Factory(anyio.Event)
+    reply: _R | None = None
+    on_reply: Callable[[_R], Awaitable[None]] | None = None
+
+
+class Correlator(Generic[_R]):
+    """Matches replies to requests by id on wires with their own request frames (Claude Code's
+    control protocol, pi's RPC commands). The adapter builds and writes the frames; this keeps
+    the ids and the waiters::
+
+        rid = control.open("set_model")                  # mint an id, register a waiter
+        await lines.send({"request_id": rid, ...})       # (control.cancel(rid) if that fails)
+        reply = await control.wait(rid, timeout=30)      # None on timeout or when failed
+        ...
+        # in the reader, for every reply frame:
+        if await control.resolve(frame_id, reply): ...   # True: somebody asked for it
+
+    ``open(label, on_reply=callback)`` hands the reply to ``callback`` instead of a waiter (fire
+    and forget). ``fail_all(make)`` answers every open request with ``make(id, label)`` (the
+    wire died). Ids are ``prefix`` + a counter, so they never collide with the agent's own.
+    """
+
+    def __init__(self, prefix: str = "anyagent-") -> None:
+        self._prefix = prefix
+        self._ids = itertools.count(1)
+        self._open: dict[str, _Waiter[_R]] = {}
+
+    def open(self, label: str = "", on_reply: Callable[[_R], Awaitable[None]] | None = None) -> str:
+        """Register a request and return its id (write the frame next)."""
+        request_id = f"{self._prefix}{next(self._ids)}"
+        self._open[request_id] = _Waiter(label, on_reply=on_reply)
+        return request_id
+
+    def cancel(self, request_id: str) -> None:
+        """Forget a request (its frame could not be written, or the caller gave up)."""
+        self._open.pop(request_id, None)
+
+    def pending(self, request_id: str) -> bool:
+        """True while ``request_id`` waits for its reply."""
+        return request_id in self._open
+
+    async def wait(self, request_id: str, timeout: float) -> _R | None:
+        """The reply to ``request_id``, or None when ``timeout`` passed or it was failed without
+        one. The request is forgotten either way."""
+        waiter = self._open.get(request_id)
+        if waiter is None:
+            return None
+        try:
+            with anyio.move_on_after(timeout):
+                await waiter.done.wait()
+        finally:
+            self._open.pop(request_id, None)
+        return waiter.reply
+
+    async def resolve(self, request_id: object, reply: _R) -> bool:
+        """Deliver ``reply`` to the request ``request_id``; False when nobody waits for it."""
+        if not isinstance(request_id, str):
+            return False
+        waiter = self._open.get(request_id)
+        if waiter is None:
+            return False
+        waiter.reply = reply
+        waiter.done.set()
+        if waiter.on_reply is not None:
+            del self._open[request_id]
+            await waiter.on_reply(reply)
+        return True
+
+    def fail_all(self, make: Callable[[str, str], _R]) -> None:
+        """Answer every open request with ``make(request_id, label)`` (callbacks are dropped)."""
+        waiters, self._open = self._open, {}
+        for request_id, waiter in waiters.items():
+            if waiter.reply is None:
+                waiter.reply = make(request_id, waiter.label)
+            waiter.done.set()
+
+    def __len__(self) -> int:
+        return len(self._open)
 
 
 def _scalar_id(value: Any) -> bool:

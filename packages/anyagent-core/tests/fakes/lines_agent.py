@@ -5,7 +5,7 @@ Each client line ``{"prompt": text, "turn": id}`` gets ``{"ack": id}``, ``{"text
 ``{"end": id}``. Modes change that:
   normal   as above
   die      after the first text, write "fatal: the model crashed" to stderr and exit 3
-  garbage  write a non-JSON line in the middle of each turn
+  garbage  write a non-JSON line and a frame the translator chokes on in each turn
   hang     never finish the handshake (sleep)
 """
 
@@ -39,6 +39,7 @@ def main() -> None:
         if mode == "garbage":
             sys.stdout.write("this is not json\n")
             sys.stdout.flush()
+            out({"boom": True})
         out({"end": turn})
 
 
