@@ -1,12 +1,11 @@
-"""Shared helpers for the core tests: open a mock session and read its events with bounds."""
+"""Shared helpers for the core tests: open a mock session and read its events with bounds
+(``anyagent_testkit.events.EventReader``, the reader every package's tests use)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TypeVar
-
-import anyio
 
 from anyagent import (
     AgentProfile,
@@ -17,66 +16,21 @@ from anyagent import (
     Session,
     SessionOptions,
     StatusChanged,
-    TurnEnded,
     hookimpl,
 )
 from anyagent.mock import MockAdapter, Script
+from anyagent_testkit.events import EventReader
 
 K = TypeVar("K")
 
 WAIT = 3.0
 
 
-class Reader:
-    """Reads an ``Events`` stream with a bound on every wait (a hang fails the test)."""
+class Reader(EventReader):
+    """The testkit's ``EventReader`` with the core tests' short default bound."""
 
     def __init__(self, events: Events) -> None:
-        self.events = events
-        self.seen: list[Event] = []
-
-    async def next(self, *, statuses: bool = False, timeout: float = WAIT) -> Event:
-        """The next event (skipping StatusChanged unless ``statuses``)."""
-        with anyio.fail_after(timeout):
-            while True:
-                event = await self.events.__anext__()
-                self.seen.append(event)
-                if statuses or not isinstance(event.kind, StatusChanged):
-                    return event
-
-    async def kind(self, cls: type[K], *, timeout: float = WAIT) -> K:
-        """Skip to the next event whose kind is ``cls`` and return that kind."""
-        with anyio.fail_after(timeout):
-            while True:
-                event = await self.next(statuses=True)
-                if isinstance(event.kind, cls):
-                    return event.kind
-
-    async def event_of(self, cls: type[object], *, timeout: float = WAIT) -> Event:
-        """Skip to the next event whose kind is ``cls`` and return the whole event."""
-        with anyio.fail_after(timeout):
-            while True:
-                event = await self.next(statuses=True)
-                if isinstance(event.kind, cls):
-                    return event
-
-    async def turn(self, *, timeout: float = WAIT) -> list[Event]:
-        """Every event up to and including the next TurnEnded (statuses included)."""
-        collected: list[Event] = []
-        with anyio.fail_after(timeout):
-            while True:
-                event = await self.next(statuses=True)
-                collected.append(event)
-                if isinstance(event.kind, TurnEnded):
-                    return collected
-
-    async def rest(self, *, timeout: float = WAIT) -> list[Event]:
-        """Every remaining event until the stream ends (raises what the stream raises)."""
-        collected: list[Event] = []
-        with anyio.fail_after(timeout):
-            async for event in self.events:
-                self.seen.append(event)
-                collected.append(event)
-        return collected
+        super().__init__(events, timeout=WAIT)
 
 
 @asynccontextmanager
