@@ -83,11 +83,15 @@ table = agents_markdown(Runtime())
 block = re.compile(r"(<!-- agents:start -->\\n).*?(\\n<!-- agents:end -->)", re.S)
 text = block.sub(lambda m: m[1] + table + m[2], path.read_text())
 path.write_text(text)
+from anyagent._docs import codes_markdown
+path = pathlib.Path("docs/events.md")
+block = re.compile(r"(<!-- codes:start -->\\n).*?(\\n<!-- codes:end -->)", re.S)
+path.write_text(block.sub(lambda m: m[1] + codes_markdown() + m[2], path.read_text()))
 """
 
 
 @nox.session
 def readme(session: nox.Session) -> None:
-    """Regenerate the README's agent table from the installed profiles."""
+    """Regenerate the README's agent table and the events reference's code table."""
     _install_packages(session)
     session.run("python", "-c", _README_SCRIPT)

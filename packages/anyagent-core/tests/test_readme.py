@@ -25,3 +25,14 @@ def test_the_readme_agent_table_matches_the_installed_profiles() -> None:
     match = re.search(r"<!-- agents:start -->\n(.*?)\n<!-- agents:end -->", readme.read_text(), re.S)
     assert match, "README.md has no <!-- agents:start --> … <!-- agents:end --> block"
     assert match[1] == agents_markdown(Runtime()), "the README's agent table is stale: run `nox -s readme`"
+
+
+def test_the_diagnostic_code_table_in_the_events_reference_matches_the_code() -> None:
+    from anyagent._docs import codes_markdown
+
+    page = ROOT / "docs" / "events.md"
+    if not page.exists():
+        pytest.skip("the docs are not beside this package (installed alone)")
+    match = re.search(r"<!-- codes:start -->\n(.*?)\n<!-- codes:end -->", page.read_text(), re.S)
+    assert match, "docs/events.md has no <!-- codes:start --> … <!-- codes:end --> block"
+    assert match[1] == codes_markdown(), "the diagnostic code table is stale: run `nox -s readme`"
