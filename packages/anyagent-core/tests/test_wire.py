@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import re
 import sys
@@ -306,3 +307,26 @@ async def test_sse_refuses_what_is_not_an_event_stream(tmp_path: Path) -> None:
                 async for _ in stream:
                     pass
         assert (await http.request("GET", "/health")).ok  # the client still works
+
+
+@pytest.mark.anyio
+async def test_lines_the_fast_codec_refuses_parse_as_the_standard_codec_would(tmp_path: Path) -> None:
+    lines = [
+        rb'{"lone": "\ud800 half"}',
+        b'{"n": NaN, "i": -Infinity}',
+        b'{"big": 123456789012345678901234567890}',
+        b'{"plain": "caf\xc3\xa9"}',
+    ]
+    script = "import sys; sys.stdout.buffer.write(sys.stdin.buffer.read())"
+    async with running([sys.executable, "-c", script], tmp_path) as proc:
+        await proc.stdin.send(b"\n".join(lines) + b"\n")
+        await proc.stdin.aclose()
+        frames = await collect(JsonLines(proc))
+    expected = [json.loads(line) for line in lines]
+    assert len(frames) == 4
+    for frame, want in zip(frames, expected, strict=True):
+        assert isinstance(frame, dict)
+        if "n" in want:
+            assert math.isnan(frame["n"]) and frame["i"] == -math.inf
+        else:
+            assert frame == want

@@ -54,6 +54,15 @@ from .process import AgentProcess
 if TYPE_CHECKING:
     from ._httpwire import HttpReply, HttpWire, SseEvent, SseStream
 
+try:  # the fast codec (a dependency of anyagent-core; the standard one is the fallback)
+    import msgspec.json as _msgspec_json
+except ImportError:  # pragma: no cover - only when installed without its dependencies
+    _encode: Callable[[Any], bytes] | None = None
+    _decode: Callable[[bytes], Any] | None = None
+else:
+    _encode = _msgspec_json.Encoder().encode
+    _decode = _msgspec_json.Decoder().decode
+
 __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -90,10 +99,26 @@ _STDIN_DEATH_WAIT = 0.5  # seconds to let a dying agent finish dying so its stat
 
 def _dumps(value: Any) -> bytes:
     """Compact one-line JSON (UTF-8; lone surrogates fall back to ASCII escapes)."""
+    if _encode is not None:
+        try:
+            return _encode(value)
+        except (TypeError, ValueError):
+            pass  # a lone surrogate, a type msgspec does not take: the standard codec decides
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(value, separators=(",", ":")).encode("ascii")
+
+
+def _loads(data: bytes) -> Any:
+    """Parse one line: msgspec (4-5x faster than ``json`` on agents' frames, exact for big
+    integers), and the standard codec for what msgspec refuses (lone surrogates, NaN, UTF-16)."""
+    if _decode is not None:
+        try:
+            return _decode(data)
+        except ValueError:
+            pass
+    return json.loads(data)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -329,7 +354,7 @@ class JsonLines:
                 return self._bad(line.head, f"line longer than {self._max} bytes", line.size)
             assert type(line) is bytes
             try:
-                value = json.loads(line)
+                value = _loads(line)
             except (ValueError, RecursionError) as exc:
                 if not line.strip():
                     continue
