@@ -190,7 +190,7 @@ class _Engine:
         # handles: the session ends when its Events or its last Session handle is dropped
         self._handles = 0
         self._loop_thread = threading.get_ident()
-        self._dropped = False
+        self._dropped: str | None = None  # "events" or "sessions" once those handles are gone
         # deadlines (anyio clock seconds); the timer task sleeps until the earliest
         self._quiet_deadline: float | None = None
         self._stall_deadline: float | None = None
@@ -522,7 +522,8 @@ class _Engine:
                 return
         if self._state in (_State.CLOSING, _State.CLOSED):
             return
-        self._dropped = True
+        if self._dropped != "events":
+            self._dropped = "events" if events else "sessions"
         if threading.get_ident() == self._loop_thread:  # another thread: the next wake sees the flag
             try:
                 self._timer_wake.set()
@@ -530,10 +531,12 @@ class _Engine:
                 pass
 
     def _on_deadlines(self, now: float) -> None:
-        if self._dropped:
-            self._dropped = False
-            if self._state not in (_State.CLOSING, _State.CLOSED):
-                self._consumer_gone(None)
+        dropped, self._dropped = self._dropped, None
+        if dropped is not None and self._state not in (_State.CLOSING, _State.CLOSED):
+            if dropped == "events":
+                self._consumer_gone(None)  # nobody reads: stop emitting, then close
+            else:
+                self._begin_close()  # the events still reach whoever reads them
         if self._config_deadline is not None and now >= self._config_deadline:
             self._config_deadline = None
             if self._config_pending:
