@@ -26,6 +26,7 @@ from anyagent import (
     Queued,
     RequestClosed,
     RequestOpened,
+    Runtime,
     SessionClosed,
     SessionOptions,
     SessionStatus,
@@ -570,3 +571,25 @@ async def test_28_requests_the_engine_closes_unanswered_are_declined_to_the_adap
         assert [c for c in after_cancel if isinstance(c, seam.Decline)][:1] == [seam.Decline("r2")]
         assert [c for c in sent if isinstance(c, seam.Decline)] == [seam.Decline("r2"), seam.Decline("r3")]
         await session.close()
+
+
+async def test_29_dropping_every_session_handle_closes_and_the_reader_still_sees_the_end() -> None:
+    import copy
+    import gc
+
+    script = Script().turn([Step.emit(text("m1", "working")), Step.sleep(30)])
+    async with Runtime.with_mock(script) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir("."))
+        reader = Reader(events)
+        await session.prompt("hi")
+        await reader.kind(TextDelta)
+        copy_of = copy.copy(session)
+        del session
+        gc.collect()
+        assert copy_of.status() is SessionStatus.WORKING  # a copy still holds the session open
+        del copy_of
+        gc.collect()
+        rest = await reader.rest()
+        ended = [e.kind for e in rest if isinstance(e.kind, TurnEnded)]
+        assert ended == [TurnEnded(Cancelled())]
