@@ -20,10 +20,8 @@ Every failure a caller can see is an ``AgentError``; match on the class, never o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ._types import LoginMethod
+from ._values import LoginMethod
 
 __all__ = [
     "AgentError",

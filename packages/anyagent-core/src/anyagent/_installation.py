@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 
 from ._errors import InvalidRequest, NotInstalled
-from ._types import JSON, DiagnosticInfo, LoginMethod, _frozen_mapping, _tuple
+from ._values import JSON, DiagnosticInfo, LoginMethod, _frozen_mapping, _tuple
 
 __all__ = [
     "AgentInstallation",

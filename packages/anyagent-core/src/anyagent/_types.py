@@ -10,13 +10,16 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Union
 
 import attrs
 
-if TYPE_CHECKING:
-    from ._installation import AgentInstallation
+from ._errors import InvalidRequest
+from ._installation import AgentInstallation
+from ._values import _EMPTY as _EMPTY  # the helpers below are re-exported: seam, mock, adapters use them
+from ._values import JSON, DiagnosticInfo, DiagnosticLevel, EnvVarLogin, LoginMethod, TerminalLogin
+from ._values import _frozen_mapping as _frozen_mapping
+from ._values import _tuple as _tuple
 
 __all__ = [
     "JSON",
@@ -106,26 +109,8 @@ __all__ = [
     "UserMessage",
 ]
 
-JSON = Any
-"""A JSON value as ``json.loads`` returns it."""
-
 ConfigValue = Union[str, bool]
 """A config option's value: a choice's ``value`` for select options, a bool for boolean ones."""
-
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
-
-
-def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    if not value:
-        return _EMPTY
-    if isinstance(value, MappingProxyType):
-        return value
-    return MappingProxyType(dict(value))
-
-
-def _tuple(value: Iterable[Any]) -> tuple[Any, ...]:
-    return value if isinstance(value, tuple) else tuple(value)
-
 
 # ---------------------------------------------------------------------------------------------
 # Turns and stop reasons
@@ -489,26 +474,6 @@ class Account:
 
 
 @attrs.frozen
-class TerminalLogin:
-    """Run ``command`` in a terminal to log in (with ``env`` set, e.g. a config home)."""
-
-    command: tuple[str, ...] = attrs.field(converter=_tuple)
-    description: str = ""
-    env: Mapping[str, str] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
-
-
-@attrs.frozen
-class EnvVarLogin:
-    """Set the environment variable ``name`` (an API key) before opening."""
-
-    name: str
-    description: str = ""
-
-
-LoginMethod = Union[TerminalLogin, EnvVarLogin]
-
-
-@attrs.frozen
 class Authenticated:
     """The agent is logged in."""
 
@@ -645,24 +610,6 @@ class PlanUsage:
     plan: str | None = None
     windows: tuple[PlanUsageWindow, ...] = attrs.field(default=(), converter=_tuple)
     fetched_at: datetime | None = None
-
-
-class DiagnosticLevel(enum.Enum):
-    """How much a diagnostic matters."""
-
-    INFO = "info"
-    WARNING = "warning"
-    ERROR = "error"
-
-
-@attrs.frozen
-class DiagnosticInfo:
-    """A non-fatal oddity: ``code`` is a stable machine name, ``raw`` the frame that caused it."""
-
-    message: str
-    level: DiagnosticLevel = DiagnosticLevel.WARNING
-    code: str | None = None
-    raw: JSON = None
 
 
 class DiagnosticCode:
@@ -968,8 +915,6 @@ class Input:
         """A prompt of plain text (``InvalidRequest`` for anything that is not a str)."""
         value: object = text
         if not isinstance(value, str):
-            from ._errors import InvalidRequest
-
             raise InvalidRequest(f"prompt text must be a str, not {type(value).__name__}")
         return cls(value)
 

@@ -83,7 +83,7 @@ from cattrs.errors import IterableValidationError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 from cattrs.v import format_exception, transform_error
 
-from . import _installation, _options, _types
+from . import _installation, _options, _types, _values
 from ._errors import InvalidRequest
 from ._installation import AgentInstallation, AgentProfile, DiscoveryReport
 from ._options import RollbackScope, SessionOptions
@@ -145,7 +145,7 @@ _UNION_ORIGINS: tuple[Any, ...] = (Union, types.UnionType)
 _SEQUENCE_ORIGINS: tuple[Any, ...] = (tuple, list)
 _SET_ORIGINS: tuple[Any, ...] = (frozenset, set)
 _MAPPING_ORIGINS: tuple[Any, ...] = (Mapping, dict)
-_MODULES = (_types, _installation, _options)
+_MODULES = (_types, _values, _installation, _options)
 _MAX_ERRORS = 20
 
 
