@@ -23,17 +23,19 @@ from anyagent import (
     Capability,
     Completed,
     Diagnostic,
+    DiagnosticCode,
     Event,
-    Events,
     Failed,
     Input,
     PermissionChoice,
     PermissionRequest,
     ProcessExited,
     ProtocolFailed,
+    QuestionAnswer,
     Queued,
     RequestClosed,
     RequestOpened,
+    RollbackScope,
     Runtime,
     Session,
     SessionOptions,
@@ -47,6 +49,7 @@ from anyagent import (
 )
 from anyagent_echo import EchoAdapter, translate
 from anyagent_echo.translate import wire_decision
+from anyagent_testkit.events import EventReader, kinds, text_of
 from anyagent_testkit.replay import write_replayer_shim
 from anyagent_testkit.stdio import JsonlProcess
 
@@ -62,26 +65,23 @@ def echo_agent() -> AgentInstallation:
     return AgentInstallation.at("echo", found)
 
 
-async def turn(events: Events, session: Session, choice: PermissionChoice | None = None) -> list[Event]:
+async def turn(reader: EventReader, session: Session, choice: PermissionChoice | None = None) -> list[Event]:
     """Every event up to the end of the turn, answering permission requests with ``choice``."""
-    collected: list[Event] = []
-    with anyio.fail_after(TIMEOUT):
-        async for event in events:
-            collected.append(event)
-            kind = event.kind
-            if isinstance(kind, RequestOpened) and choice is not None:
-                await session.answer(kind.request.id, Answer.permission(choice))
-            if isinstance(kind, TurnEnded):
-                return collected
-    raise AssertionError("the stream ended before the turn did")
+    start = len(reader.seen)
+    while True:
+        event = await reader.until(RequestOpened, TurnEnded)
+        if isinstance(event.kind, RequestOpened) and choice is not None:
+            await session.answer(event.kind.request.id, Answer.permission(choice))
+        if isinstance(event.kind, TurnEnded):
+            return reader.seen[start:]
 
 
 def tools(events: list[Event]) -> list[tuple[ToolStatus, str | None]]:
-    return [(e.kind.tool.status, e.kind.tool.output) for e in events if isinstance(e.kind, ToolUpdated)]
+    return [(tool.tool.status, tool.tool.output) for tool in kinds(events, ToolUpdated)]
 
 
-def text(events: list[Event]) -> str:
-    return "".join(e.kind.text for e in events if isinstance(e.kind, TextDelta))
+def codes(events: list[Event]) -> list[str | None]:
+    return [d.diagnostic.code for d in kinds(events, Diagnostic)]
 
 
 def fake_agent(tmp_path: Path, body: str) -> AgentInstallation:
@@ -114,15 +114,16 @@ def assert_gone(pid: int) -> None:
 async def test_a_denied_command_never_runs(tmp_path: Path) -> None:
     async with Runtime() as runtime:
         session, events = await runtime.open(echo_agent(), SessionOptions.in_dir(tmp_path))
+        reader = EventReader(events, timeout=TIMEOUT)
         async with session:
             await session.prompt("RUN touch made.txt")
-            seen = await turn(events, session, PermissionChoice.DENY_ONCE)
+            seen = await turn(reader, session, PermissionChoice.DENY_ONCE)
     request = next(e.kind.request for e in seen if isinstance(e.kind, RequestOpened))
     assert isinstance(request, PermissionRequest)
     assert request.options == (PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE)
     assert request.tool.input.command == "touch made.txt"
     assert tools(seen) == [(ToolStatus.PENDING, None), (ToolStatus.FAILED, "denied by the user")]
-    assert text(seen) == "I did not run `touch made.txt`: permission denied."
+    assert text_of(seen) == "I did not run `touch made.txt`: permission denied."
     assert seen[-1].kind == TurnEnded(Completed())
     assert not (tmp_path / "made.txt").exists()
 
@@ -130,11 +131,12 @@ async def test_a_denied_command_never_runs(tmp_path: Path) -> None:
 async def test_an_allowed_command_runs_in_the_session_directory(tmp_path: Path) -> None:
     async with Runtime() as runtime:
         session, events = await runtime.open(echo_agent(), SessionOptions.in_dir(tmp_path))
+        reader = EventReader(events, timeout=TIMEOUT)
         async with session:
             await session.prompt("RUN printf 'from the shell\\n' > made.txt && cat made.txt")
-            ok = await turn(events, session, PermissionChoice.ALLOW_ONCE)
+            ok = await turn(reader, session, PermissionChoice.ALLOW_ONCE)
             await session.prompt("RUN echo oops >&2; exit 3")
-            failing = await turn(events, session, PermissionChoice.ALLOW_ONCE)
+            failing = await turn(reader, session, PermissionChoice.ALLOW_ONCE)
     assert (tmp_path / "made.txt").read_text() == "from the shell\n"
     assert tools(ok) == [
         (ToolStatus.PENDING, None),
@@ -145,81 +147,96 @@ async def test_an_allowed_command_runs_in_the_session_directory(tmp_path: Path) 
     assert last.kind is ToolKind.EXECUTE and last.title.startswith("Run `printf")
     assert last.raw is not None and last.raw["exit_code"] == 0
     assert tools(failing)[-1] == (ToolStatus.FAILED, "oops\n")
-    assert text(failing) == "Ran `echo oops >&2; exit 3`: exit code 3."
+    assert text_of(failing) == "Ran `echo oops >&2; exit 3`: exit code 3."
     assert failing[-1].kind == TurnEnded(Completed())
 
 
 async def test_cancel_kills_a_running_command_and_the_session_goes_on(tmp_path: Path) -> None:
     async with Runtime() as runtime:
         session, events = await runtime.open(echo_agent(), SessionOptions.in_dir(tmp_path))
+        reader = EventReader(events, timeout=TIMEOUT)
         async with session:
             await session.prompt("RUN echo $$ > pid.txt; exec sleep 30")
-            seen: list[Event] = []
-            with anyio.fail_after(TIMEOUT):
-                async for event in events:
-                    seen.append(event)
-                    kind = event.kind
-                    if isinstance(kind, RequestOpened):
-                        await session.answer(kind.request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
-                    if isinstance(kind, ToolUpdated) and kind.tool.status is ToolStatus.RUNNING:
-                        pid = await wait_for_pid(tmp_path / "pid.txt")  # the command really started
-                        await session.cancel()
-                        cancelled_at = anyio.current_time()
-                    if isinstance(kind, TurnEnded):
-                        break
+            opened = await reader.kind(RequestOpened)
+            await session.answer(opened.request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+            await reader.match(lambda e: isinstance(e.kind, ToolUpdated) and e.kind.tool.status is ToolStatus.RUNNING)
+            pid = await wait_for_pid(tmp_path / "pid.txt")  # the command really started
+            await session.cancel()
+            cancelled_at = anyio.current_time()
+            await reader.until(TurnEnded)
             # confirmed by the agent itself, well before the engine's own cancel grace would end it
             assert anyio.current_time() - cancelled_at < 5
+            seen = reader.seen
             assert seen[-1].kind == TurnEnded(Cancelled())
             assert tools(seen)[-1][0] is ToolStatus.CANCELLED
-            codes = [e.kind.diagnostic.code for e in seen if isinstance(e.kind, Diagnostic)]
-            assert "cancel_unconfirmed" not in codes
+            assert DiagnosticCode.CANCEL_UNCONFIRMED not in codes(seen)
             assert_gone(pid)
             await session.prompt("hello again")
-            after = await turn(events, session)
-            assert text(after) == "You said: hello again"
+            after = await turn(reader, session)
+            assert text_of(after) == "You said: hello again"
 
 
-async def test_cancel_with_a_permission_request_open(tmp_path: Path) -> None:
+async def test_cancel_with_a_permission_request_open_answers_it_once(tmp_path: Path) -> None:
+    """The engine closes the request and sends ``Decline``; echo-agent's own cancel already stopped
+    waiting, so the adapter writes no answer (a stray one would come back as an ``error`` frame)."""
+    log = tmp_path / "wire.jsonl"
     async with Runtime() as runtime:
-        session, events = await runtime.open(echo_agent(), SessionOptions.in_dir(tmp_path))
+        session, events = await runtime.open(echo_agent(), SessionOptions.in_dir(tmp_path).record_wire(log))
+        reader = EventReader(events, timeout=TIMEOUT)
         async with session:
             await session.prompt("RUN touch never.txt")
-            seen: list[Event] = []
-            with anyio.fail_after(TIMEOUT):
-                async for event in events:
-                    seen.append(event)
-                    if isinstance(event.kind, RequestOpened):
-                        await session.cancel()
-                    if isinstance(event.kind, TurnEnded):
-                        break
-    opened = next(e.kind.request.id for e in seen if isinstance(e.kind, RequestOpened))
-    assert RequestClosed(opened) in [e.kind for e in seen]
+            opened = await reader.kind(RequestOpened)
+            await session.cancel()
+            await turn(reader, session)
+            seen = list(reader.seen)
+            await session.prompt("hello again")
+            after = await turn(reader, session)
+    assert RequestClosed(opened.request.id) in [e.kind for e in seen]
     assert seen[-1].kind == TurnEnded(Cancelled())
     assert tools(seen) == [(ToolStatus.PENDING, None), (ToolStatus.CANCELLED, None)]
+    assert text_of(after) == "You said: hello again"
+    assert codes(seen + after) == []
+    sent = [json.loads(line)["_sent"] for line in log.read_text().splitlines() if "_sent" in line]
+    assert [frame["type"] for frame in sent] == ["prompt", "cancel", "prompt"]
+    assert not (tmp_path / "never.txt").exists()
+
+
+async def test_a_request_still_open_at_close_is_declined_on_the_wire(tmp_path: Path) -> None:
+    log = tmp_path / "wire.jsonl"
+    async with Runtime() as runtime:
+        session, events = await runtime.open(echo_agent(), SessionOptions.in_dir(tmp_path).record_wire(log))
+        reader = EventReader(events, timeout=TIMEOUT)
+        await session.prompt("RUN touch never.txt")
+        opened = await reader.kind(RequestOpened)
+        await session.close()
+    sent = [json.loads(line)["_sent"] for line in log.read_text().splitlines() if "_sent" in line]
+    assert sent[-1] == {"type": "permission_answer", "request": opened.request.id, "decision": "deny"}
     assert not (tmp_path / "never.txt").exists()
 
 
 async def test_a_second_prompt_queues_behind_the_running_turn(tmp_path: Path) -> None:
     async with Runtime() as runtime:
         session, events = await runtime.open(echo_agent(), SessionOptions.in_dir(tmp_path))
+        reader = EventReader(events, timeout=TIMEOUT)
         async with session:
             await session.prompt("SLOW 5")
             delivery = await session.prompt("next")
             assert isinstance(delivery.kind, Queued)  # no Capability.STEER: the engine queues
-            first = await turn(events, session)
-            second = await turn(events, session)
-    assert text(first) == "word1 word2 word3 word4 word5"
-    assert text(second) == "You said: next"
+            first = await turn(reader, session)
+            second = await turn(reader, session)
+    assert text_of(first) == "word1 word2 word3 word4 word5"
+    assert text_of(second) == "You said: next"
 
 
 async def test_without_tools_run_is_declined_and_generate_works(tmp_path: Path) -> None:
     options = SessionOptions.in_dir(tmp_path).without_tools()
     async with Runtime() as runtime:
         session, events = await runtime.open(echo_agent(), options)
+        reader = EventReader(events, timeout=TIMEOUT)
         async with session:
             await session.prompt("RUN touch made.txt")
-            seen = await turn(events, session)
-        assert text(seen) == "Tools are off in this session, so I did not run `touch made.txt`."
+            seen = await turn(reader, session)
+        assert text_of(seen) == "Tools are off in this session, so I did not run `touch made.txt`."
         assert not tools(seen)
         assert await runtime.generate(echo_agent(), SessionOptions.in_dir(tmp_path), "hi") == "You said: hi"
 
@@ -228,9 +245,10 @@ async def test_record_wire_tees_both_directions(tmp_path: Path) -> None:
     log = tmp_path / "wire.jsonl"
     async with Runtime() as runtime:
         session, events = await runtime.open(echo_agent(), SessionOptions.in_dir(tmp_path).record_wire(log))
+        reader = EventReader(events, timeout=TIMEOUT)
         async with session:
             delivery = await session.prompt("hi")
-            await turn(events, session)
+            await turn(reader, session)
     assert isinstance(delivery.kind, Started)
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert lines[0]["_meta"]["cmd"][0].endswith("echo-agent")
@@ -248,14 +266,15 @@ async def test_a_recorded_session_replays_to_the_same_events(tmp_path: Path) -> 
     echo-agent (strict: every frame the adapter sends must match the recording's kind)."""
 
     async def session(agent: AgentInstallation, options: SessionOptions) -> list[object]:
-        kinds: list[object] = []
+        seen: list[object] = []
         async with Runtime() as runtime:
             session, events = await runtime.open(agent, options)
+            reader = EventReader(events, timeout=TIMEOUT)
             async with session:
                 for prompt in ["hello", "RUN echo replayed"]:
                     await session.prompt(prompt)
-                    kinds += [e.kind for e in await turn(events, session, PermissionChoice.ALLOW_ONCE)]
-        return kinds
+                    seen += [e.kind for e in await turn(reader, session, PermissionChoice.ALLOW_ONCE)]
+        return seen
 
     recording = tmp_path / "echo.jsonl"
     live = await session(echo_agent(), SessionOptions.in_dir(tmp_path).record_wire(recording))
@@ -291,10 +310,11 @@ async def test_garbage_from_the_agent_becomes_diagnostics_and_the_turn_goes_on(t
     )
     async with Runtime() as runtime:
         session, events = await runtime.open(agent, SessionOptions.in_dir(tmp_path))
+        reader = EventReader(events, timeout=TIMEOUT)
         assert session.info().details.version == "9"
         async with session:
             await session.prompt("go")
-            seen = await turn(events, session)
+            seen = await turn(reader, session)
     diagnostics = [e.kind.diagnostic for e in seen if isinstance(e.kind, Diagnostic)]
     assert [(d.code, d.raw) for d in diagnostics] == [
         ("bad_line", "this is not json"),
@@ -302,7 +322,7 @@ async def test_garbage_from_the_agent_becomes_diagnostics_and_the_turn_goes_on(t
         ("unknown_frame", {"type": "mystery", "x": 1}),
         ("bad_frame", {"type": "text", "message": 7}),
     ]
-    assert text(seen) == "still here"
+    assert text_of(seen) == "still here"
     assert seen[-1].kind == TurnEnded(Completed())
 
 
@@ -319,13 +339,11 @@ async def test_an_agent_dying_mid_turn_fails_the_turn_and_raises_with_its_stderr
     )
     async with Runtime() as runtime:
         session, events = await runtime.open(agent, SessionOptions.in_dir(tmp_path))
+        reader = EventReader(events, timeout=TIMEOUT)
         await session.prompt("go")
-        ends = []
-        with anyio.fail_after(TIMEOUT), pytest.raises(ProcessExited) as raised:
-            async for event in events:
-                if isinstance(event.kind, TurnEnded):
-                    ends.append(event.kind.stop)
-    assert ends == [Failed("the agent exited during the turn")]
+        with pytest.raises(ProcessExited) as raised:
+            await reader.rest()
+    assert [ended.stop for ended in kinds(reader.seen, TurnEnded)] == [Failed("the agent exited during the turn")]
     assert raised.value.status == "exit status: 3"
     assert "fatal: out of cheese" in raised.value.stderr
 
@@ -361,7 +379,26 @@ async def test_an_agent_that_exits_before_its_hello_is_process_exited(tmp_path: 
 # the driver's answers to commands the engine does not send it (it reports no such capability)
 
 
-async def test_the_driver_answers_steer_compact_and_configure(tmp_path: Path) -> None:
+class DriverHarness:
+    """An ``EchoDriver`` run directly, without the engine: commands in, ``DriverEvent``s out."""
+
+    def __init__(self, commands: Any, events: Any) -> None:
+        self.commands = commands
+        self.events = events
+
+    async def send(self, *commands: seam.DriverCommand) -> None:
+        for command in commands:
+            await self.commands.send(command)
+
+    async def until(self, done: Any) -> list[seam.DriverEvent]:
+        """Every event up to and including the first that ``done`` accepts."""
+        got: list[seam.DriverEvent] = []
+        while not got or not done(got[-1]):
+            got.append(await self.events.receive())
+        return got
+
+
+async def drive(tmp_path: Path, body: Any) -> None:
     request = seam.ConnectRequest(echo_agent(), None, SessionOptions.in_dir(tmp_path), "s1", dict(os.environ))
     driver = await EchoAdapter().connect(request)
     assert driver.info.details.capabilities == Capabilities.of(Capability.PERMISSIONS)
@@ -370,17 +407,56 @@ async def test_the_driver_answers_steer_compact_and_configure(tmp_path: Path) ->
     with commands_tx, commands_rx, events_tx, events_rx, anyio.fail_after(TIMEOUT):
         async with anyio.create_task_group() as tg:
             tg.start_soon(driver.run, seam.DriverLink(commands_rx, events_tx))
-            await commands_tx.send(seam.Steer(Input.text("more")))
-            assert await events_rx.receive() == seam.SteerResult(False)
-            await commands_tx.send(seam.Compact())
-            refused = await events_rx.receive()
-            assert isinstance(refused, seam.Content) and isinstance(refused.kind, Diagnostic)
-            assert await events_rx.receive() == seam.TurnEnd(Failed("echo-agent cannot compact its context"))
-            await commands_tx.send(seam.Configure("model", "x"))
-            refused = await events_rx.receive()
-            assert isinstance(refused, seam.Content) and isinstance(refused.kind, Diagnostic)
-            assert refused.kind.diagnostic.code == "unsupported"
+            await body(DriverHarness(commands_tx, events_rx))
             await commands_tx.send(seam.Close())  # run returns: the task group can exit
+
+
+def diagnostic_code(event: seam.DriverEvent) -> str | None:
+    assert isinstance(event, seam.Content) and isinstance(event.kind, Diagnostic), event
+    return event.kind.diagnostic.code
+
+
+async def test_the_driver_refuses_what_echo_agent_cannot_do(tmp_path: Path) -> None:
+    async def body(driver: DriverHarness) -> None:
+        await driver.send(seam.Steer(Input.text("more")))
+        assert await driver.until(lambda e: True) == [seam.SteerResult(False)]
+        await driver.send(seam.Compact())
+        refused, ended = await driver.until(lambda e: isinstance(e, seam.TurnEnd))
+        assert diagnostic_code(refused) == DiagnosticCode.UNSUPPORTED
+        assert isinstance(ended, seam.TurnEnd) and isinstance(ended.stop, Failed)
+        await driver.send(seam.Configure("model", "x"))
+        assert [diagnostic_code(e) for e in await driver.until(lambda e: True)] == [DiagnosticCode.CONFIGURE_REFUSED]
+        await driver.send(seam.Rollback(1, RollbackScope.CONVERSATION))
+        assert [diagnostic_code(e) for e in await driver.until(lambda e: True)] == [DiagnosticCode.ROLLBACK_REFUSED]
+        await driver.send(seam.AnswerRequest("q1", Answer.question([QuestionAnswer.text("no")])))
+        assert [diagnostic_code(e) for e in await driver.until(lambda e: True)] == [DiagnosticCode.UNEXPECTED_ANSWER]
+
+    await drive(tmp_path, body)
+
+
+async def test_the_driver_declines_a_request_once_and_drops_a_late_answer(tmp_path: Path) -> None:
+    """A second ``Decline`` or an answer after it would be a stray ``permission_answer``, which
+    echo-agent answers with an ``error`` frame: none comes."""
+
+    def is_request(event: seam.DriverEvent) -> bool:
+        return isinstance(event, seam.Content) and isinstance(event.kind, RequestOpened)
+
+    async def body(driver: DriverHarness) -> None:
+        await driver.send(seam.StartTurn(Input.text("RUN touch never.txt"), "t1"))
+        opened = (await driver.until(is_request))[-1]
+        assert isinstance(opened, seam.Content) and isinstance(opened.kind, RequestOpened)
+        request_id = opened.kind.request.id
+        allow = Answer.permission(PermissionChoice.ALLOW_ONCE)
+        await driver.send(seam.Decline(request_id), seam.Decline(request_id), seam.AnswerRequest(request_id, allow))
+        rest = await driver.until(lambda e: isinstance(e, seam.TurnEnd))
+        assert rest[-1] == seam.TurnEnd(Completed())
+        contents = [e.kind for e in rest if isinstance(e, seam.Content)]
+        assert not [kind for kind in contents if isinstance(kind, Diagnostic)]
+        finished = [kind.tool for kind in contents if isinstance(kind, ToolUpdated)]
+        assert [(tool.status, tool.output) for tool in finished] == [(ToolStatus.FAILED, "denied by the user")]
+
+    await drive(tmp_path, body)
+    assert not (tmp_path / "never.txt").exists()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,46 +1,44 @@
-"""The ``echo`` wire: launch echo-agent, handshake, and shuttle frames between it and the engine.
+"""The ``echo`` wire: what an adapter author writes once ``anyagent.toolkit`` does the rest.
 
-``EchoAdapter.connect(ConnectRequest)`` spawns ``<echo-agent> [--no-tools]`` with
-``anyagent.process.spawn`` (its own process group, stderr drained, reaped on close), frames its
-stdio with ``anyagent.wire.JsonLines`` (bounded lines; a bad line is a ``BadLine``, never an
-exception), reads the ``hello`` frame and returns an ``EchoDriver``.
+``EchoAdapter.connect`` launches ``echo-agent`` with ``toolkit.launching`` (argv from the profile,
+the environment, wire recording, and the process reaped if the handshake fails) and reads its
+``hello``. ``EchoDriver`` hands the connection to a ``toolkit.DriverLoop`` — which reads frames and
+commands, reports bad lines, survives a frame or command that raises, sends ``Exited`` when the
+agent dies and stops it on ``Close`` — and supplies the two wire-specific parts:
 
-``EchoDriver.run(link)`` runs two loops until the session closes or the agent dies:
+* ``_on_frame``: a frame → ``translate`` → the engine; a ``permission`` is kept in a
+  ``toolkit.RequestBook`` until it is answered (``AnswerRequest``) or declined (``Decline``);
+* ``_on_command``: ``StartTurn`` → ``prompt``, ``AnswerRequest`` / ``Decline`` →
+  ``permission_answer``, ``Cancel`` → ``cancel``; ``toolkit.refuse`` answers the rest (echo-agent
+  cannot steer, compact, configure or roll back), the way the engine expects.
 
-* the reader: every stdout frame → ``translate`` → ``link.send`` (a ``BadLine`` → a
-  ``Diagnostic``); when stdout ends without a ``Close`` it reaps the agent and sends ``Exited``;
-* the commands: ``StartTurn`` → a ``prompt`` frame (the agent's ``ack`` becomes ``TurnAck``, its
-  ``done`` the one ``TurnEnd``), ``AnswerRequest`` → ``permission_answer``, ``Cancel`` →
-  ``cancel``, ``Steer`` → ``SteerResult(False)`` (echo-agent cannot steer), ``Close`` → return.
-
-It reports what echo-agent can do and nothing more: ``Capability.PERMISSIONS``. The engine owns
-every turn rule (queueing, steering, request bookkeeping, the end of a cancelled turn).
+Every turn rule (queueing, open requests, tools left running, a cancel never confirmed) is the
+engine's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import anyio
 
 from anyagent import (
     AgentDetails,
-    AgentError,
     Authenticated,
     AuthStatus,
     Capabilities,
     Capability,
-    Diagnostic,
-    DiagnosticInfo,
-    DiagnosticLevel,
-    Failed,
+    DiagnosticCode,
     PermissionAnswer,
     ProtocolFailed,
+    RequestOpened,
     SessionOptions,
+    jsonread,
     seam,
+    toolkit,
 )
-from anyagent.process import AgentProcess, spawn
+from anyagent.process import AgentProcess
 from anyagent.wire import BadLine, Frame, JsonLines, WireRecorder
 
 from .translate import translate, wire_decision
@@ -60,37 +58,19 @@ class EchoAdapter(seam.Adapter):
     wire: ClassVar[str] = "echo"
 
     async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
-        """Spawn echo-agent in ``options.cwd`` and read its hello (``ProtocolFailed`` if it is
-        not one, ``ProcessExited`` if it died first). Cancelled or failed: the process is reaped."""
-        options = request.options
-        argv = [str(request.installation.executable_path), *_protocol_args(request)]
-        if options.no_tools:
-            argv.append("--no-tools")
-        recorder = WireRecorder.open(options.record_wire_path) if options.record_wire_path is not None else None
-        process: AgentProcess | None = None
-        try:
-            process = await spawn(argv, cwd=options.cwd, env=dict(request.env) or None, recorder=recorder)
+        """Spawn echo-agent and read its hello (``ProtocolFailed`` if it is not one,
+        ``ProcessExited`` if it died first)."""
+        async with toolkit.launching(request) as launch:
+            if request.options.no_tools:
+                launch.argv.append("--no-tools")
+            process = await launch.spawn()
             lines = JsonLines(process)
             hello = await _read_hello(process, lines)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                if process is not None:
-                    await process.aclose(grace=CLOSE_GRACE)
-                if recorder is not None:
-                    recorder.close()
-            raise
-        return EchoDriver(process, lines, _driver_info(hello, options))
+            return EchoDriver(process, lines, launch.recorder, _driver_info(hello, request.options))
 
     async def probe_auth(self, request: seam.ConnectRequest) -> AuthStatus | None:
         """echo-agent needs no login, so there is nothing to check."""
         return Authenticated()
-
-
-def _protocol_args(request: seam.ConnectRequest) -> tuple[str, ...]:
-    """The installation's own args (a pinned binary), else the profile's."""
-    if request.installation.args:
-        return request.installation.args
-    return request.profile.args if request.profile is not None else ()
 
 
 async def _read_hello(process: AgentProcess, lines: JsonLines) -> Frame:
@@ -110,119 +90,82 @@ async def _read_hello(process: AgentProcess, lines: JsonLines) -> Frame:
 
 def _driver_info(hello: Mapping[str, Any], options: SessionOptions) -> seam.DriverInfo:
     """What the connection reports: the version from the hello, and only what echo-agent can do."""
-    version = hello.get("version")
     details = AgentDetails(
-        version=version if isinstance(version, str) else None,
+        version=jsonread.text(hello.get("version")),
         auth=Authenticated(),
         capabilities=Capabilities.of(Capability.PERMISSIONS),
     )
     return seam.DriverInfo(details=details, tools_disabled=options.no_tools and hello.get("tools") is False)
 
 
-def _translated(frame: Frame) -> seam.DriverEvent:
-    """``translate`` never raises (the conformance suite fuzzes it); should a bug slip through, one
-    frame becomes an error diagnostic instead of ending the session."""
-    try:
-        return translate(frame)
-    except Exception as exc:
-        message = f"could not translate an echo-agent frame: {type(exc).__name__}: {exc}"
-        return seam.Content(Diagnostic(DiagnosticInfo(message, DiagnosticLevel.ERROR, "translate_failed", frame)))
-
-
 class EchoDriver(seam.Driver):
     """One running echo-agent. Made by ``EchoAdapter.connect``; the engine calls ``run`` once."""
 
-    def __init__(self, process: AgentProcess, lines: JsonLines, info: seam.DriverInfo) -> None:
+    def __init__(
+        self, process: AgentProcess, lines: JsonLines, recorder: WireRecorder | None, info: seam.DriverInfo
+    ) -> None:
         self.info = info
-        self._process = process
         self._lines = lines
-        self._closing = False
+        self._requests: toolkit.RequestBook[str] = toolkit.RequestBook(self._deny)
+        self._loop: toolkit.DriverLoop[Frame] = toolkit.DriverLoop(
+            self._on_frame, self._on_command, recorder=recorder, close_grace=CLOSE_GRACE, name="echo-agent"
+        )
+        self._loop.attach(process, cast("toolkit.FrameSource[Frame]", lines))  # the loop takes the BadLines
 
     async def run(self, link: seam.DriverLink) -> None:
-        """Serve the session until ``Close`` or the agent's death; always reap the agent."""
-        try:
-            await self._report_recording(link)
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._read_wire, link, tg.cancel_scope)
-                await self._serve(link)
-                self._closing = True
-                tg.cancel_scope.cancel()
-        finally:
-            await self.aclose()
+        """Serve the session until ``Close`` or the agent's death (the loop always reaps it)."""
+        await self._loop.run(link)
 
     async def aclose(self) -> None:
-        """Stop and reap echo-agent, close the recording (shielded, bounded, idempotent)."""
-        with anyio.CancelScope(shield=True):
-            await self._process.aclose(grace=CLOSE_GRACE)
-            if self._process.recorder is not None:
-                self._process.recorder.close()
+        """Stop echo-agent without running the session (``open`` failed after ``connect``)."""
+        await self._loop.shutdown()
 
     # -- agent → engine
 
-    async def _read_wire(self, link: seam.DriverLink, scope: anyio.CancelScope) -> None:
-        """Every stdout frame, translated, in order; at the end of stdout, ``Exited``."""
-        async for frame in self._lines:
-            if isinstance(frame, BadLine):
-                await link.diagnostic(f"echo-agent wrote {frame.reason}", code="bad_line", raw=frame.text)
-            else:
-                await link.send(_translated(frame))
-            await self._report_recording(link)
-        if not self._closing:
-            status = await self._process.aclose(grace=CLOSE_GRACE)
-            await link.exited(status, self._process.stderr_tail)
-        scope.cancel()
-
-    async def _report_recording(self, link: seam.DriverLink) -> None:
-        recorder = self._process.recorder
-        failure = recorder.take_failure() if recorder is not None else None
-        if failure is not None:
-            await link.diagnostic(failure, code="record_wire")
+    async def _on_frame(self, frame: Frame) -> None:
+        event = translate(frame)
+        if isinstance(event, seam.Content) and isinstance(event.kind, RequestOpened):
+            request_id = event.kind.request.id
+            self._requests.add(request_id, request_id)  # the wire's id is the engine's
+        elif isinstance(event, seam.TurnEnd):
+            self._forget_requests()  # the turn is over: echo-agent waits for no answer any more
+        await self._loop.send(event)
 
     # -- engine → agent
 
-    async def _serve(self, link: seam.DriverLink) -> None:
-        """Carry out commands until ``Close`` (or the engine drops the channel)."""
-        async for command in link.commands:
-            if isinstance(command, seam.Close):
-                return
-            await self._command(link, command)
-
-    async def _command(self, link: seam.DriverLink, command: seam.DriverCommand) -> None:
+    async def _on_command(self, command: seam.DriverCommand) -> None:
         if isinstance(command, seam.StartTurn):
-            await self._start_turn(link, command)
-        elif isinstance(command, seam.AnswerRequest):
-            await self._answer(link, command)
+            await self._prompt(command)
+        elif isinstance(command, seam.AnswerRequest) and isinstance(command.answer, PermissionAnswer):
+            request = self._requests.take(command.request_id)
+            if request is not None:
+                await self._answer(request, wire_decision(command.answer.choice))
+        elif isinstance(command, seam.Decline):
+            await self._requests.decline(command.request_id)
         elif isinstance(command, seam.Cancel):
-            await self._write(link, {"type": "cancel"})
-        elif isinstance(command, seam.Steer):
-            await link.steered(False)  # echo-agent takes one prompt per turn: the engine queues it
-        elif isinstance(command, seam.Compact):
-            await link.diagnostic("echo-agent cannot compact its context", code="unsupported")
-            await link.turn_end(Failed("echo-agent cannot compact its context"))
-        else:  # Configure, Rollback: never sent, since echo-agent reports neither capability
-            await link.diagnostic(f"echo-agent cannot {type(command).__name__.lower()}; ignored", code="unsupported")
+            self._forget_requests()  # echo-agent's cancel stops waiting for every answer itself
+            await self._write({"type": "cancel"})
+        else:  # Steer, Compact, Configure, Rollback, a question's answer: not on this wire
+            await toolkit.refuse(self._loop.link, command)
 
-    async def _start_turn(self, link: seam.DriverLink, command: seam.StartTurn) -> None:
+    async def _prompt(self, command: seam.StartTurn) -> None:
         attachments = len(command.input.attachments)
         if attachments:
-            await link.diagnostic(f"echo-agent reads text only: {attachments} attachment(s) not sent", code="text_only")
+            message = f"echo-agent reads text only: {attachments} attachment(s) not sent"
+            await self._loop.diagnostic(message, DiagnosticCode.ATTACHMENT)
         prompt = {"type": "prompt", "turn": command.turn_id, "text": command.input.content}
-        if not await self._write(link, prompt):
-            await link.turn_ack()
-            await link.turn_end(Failed("echo-agent no longer reads its input"))
+        if not await self._write(prompt):
+            await toolkit.refuse(self._loop.link, command, "echo-agent no longer reads its input")
 
-    async def _answer(self, link: seam.DriverLink, command: seam.AnswerRequest) -> None:
-        if not isinstance(command.answer, PermissionAnswer):
-            await link.diagnostic("echo-agent asks no questions; the answer was dropped", code="unexpected_answer")
-            return
-        decision = wire_decision(command.answer.choice)
-        await self._write(link, {"type": "permission_answer", "request": command.request_id, "decision": decision})
+    async def _answer(self, request: str, decision: str) -> None:
+        await self._write({"type": "permission_answer", "request": request, "decision": decision})
 
-    async def _write(self, link: seam.DriverLink, frame: Frame) -> bool:
-        """Send one frame; False (and a diagnostic) when the agent no longer reads."""
-        try:
-            await self._lines.send(frame)
-        except AgentError as exc:
-            await link.diagnostic(f"could not write to echo-agent: {exc}", code="write_failed")
-            return False
-        return True
+    async def _deny(self, request: str) -> None:
+        await self._answer(request, "deny")
+
+    def _forget_requests(self) -> None:
+        for request_id in self._requests.find(lambda _: True):
+            self._requests.take(request_id)
+
+    async def _write(self, frame: Frame) -> bool:
+        return await self._loop.write(self._lines.send(frame))

@@ -1,8 +1,8 @@
 """The pure half of the adapter: one echo-agent frame in, one ``anyagent.seam`` event out.
 
-No I/O, no state, never raises: a frame it does not understand (unknown ``type``, a missing or
-mistyped field) becomes a ``Diagnostic`` carrying the raw frame, so nothing is lost and nothing
-crashes. The driver sends whatever comes out to the engine as is.
+No I/O, no state, never raises: fields are read with ``anyagent.jsonread`` (a missing or mistyped
+field is a default, never a ``KeyError``), and a frame it cannot use becomes a ``Diagnostic`` with a
+``DiagnosticCode`` and the raw frame, so nothing is lost and nothing crashes.
 
 ========================  ===============================================================
 echo-agent frame          seam event
@@ -14,7 +14,8 @@ echo-agent frame          seam event
 ``permission``            ``Content(RequestOpened(PermissionRequest))``
 ``done``                  ``TurnEnd(Completed() | Cancelled() | Failed(error) | Refused())``
 ``error``                 ``Content(Diagnostic)`` code ``agent_error``
-anything else             ``Content(Diagnostic)`` code ``unknown_frame`` / ``bad_frame``
+a known type, malformed   ``Content(Diagnostic)`` code ``bad_frame``
+anything else             ``Content(Diagnostic)`` code ``unknown_frame``
 ========================  ===============================================================
 
 A permission answer goes back as ``decision``: ``"allow"`` for ``ALLOW_*``, ``"deny"`` for
@@ -30,6 +31,7 @@ from anyagent import (
     Cancelled,
     Completed,
     Diagnostic,
+    DiagnosticCode,
     DiagnosticInfo,
     DiagnosticLevel,
     Failed,
@@ -47,30 +49,32 @@ from anyagent import (
     ToolUpdated,
     seam,
 )
+from anyagent import jsonread as j
 
-__all__ = ["OPTIONS", "translate", "tool_update", "wire_decision"]
+__all__ = ["OPTIONS", "tool_update", "translate", "wire_decision"]
 
 OPTIONS: Mapping[str, PermissionChoice] = {"allow": PermissionChoice.ALLOW_ONCE, "deny": PermissionChoice.DENY_ONCE}
 """The wire's permission options and the choice each one is."""
 
 _STATUSES = {status.value: status for status in ToolStatus}
 _KINDS = {kind.value: kind for kind in ToolKind}
+_STOPS: Mapping[str, StopReason] = {"completed": Completed(), "cancelled": Cancelled(), "refused": Refused()}
+
+Frame = Mapping[str, Any]
 
 
-class _Malformed(Exception):
-    """A known frame type with a missing or mistyped field."""
-
-
-def translate(frame: Mapping[str, Any]) -> seam.DriverEvent:
+def translate(frame: Frame) -> seam.DriverEvent:
     """The seam event for one frame the agent wrote (a ``Diagnostic`` for anything unexpected)."""
-    kind = frame.get("type")
-    handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+    kind = j.text(frame.get("type"))
+    handler = _HANDLERS.get(kind) if kind is not None else None
     if handler is None:
-        return _diagnostic(f"echo-agent sent an unknown frame type {kind!r}", "unknown_frame", frame)
-    try:
-        return handler(frame)
-    except _Malformed as exc:
-        return _diagnostic(f"echo-agent sent a malformed {kind} frame: {exc}", "bad_frame", frame)
+        return _diagnostic(
+            f"echo-agent sent an unknown frame type {frame.get('type')!r}", DiagnosticCode.UNKNOWN_FRAME, frame
+        )
+    event = handler(frame)
+    if event is None:
+        return _diagnostic(f"echo-agent sent a {kind} frame without what it needs", DiagnosticCode.BAD_FRAME, frame)
+    return event
 
 
 def wire_decision(choice: PermissionChoice) -> str:
@@ -78,17 +82,21 @@ def wire_decision(choice: PermissionChoice) -> str:
     return "allow" if choice in (PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS) else "deny"
 
 
-def tool_update(value: Any) -> ToolUpdate:
-    """A wire tool object as a whole ``ToolUpdate`` snapshot (``_Malformed`` if it is not one)."""
-    tool = _object(value, "tool")
-    command = _optional_text(tool, "command")
-    output = _optional_text(tool, "output")
-    title = _optional_text(tool, "title") or (f"Run `{command}`" if command else None)
+def tool_update(value: object) -> ToolUpdate | None:
+    """A wire tool object as a whole ``ToolUpdate`` snapshot (None without an id or a known status)."""
+    tool = j.obj(value)
+    tool_id = j.nonempty(tool.get("id"))
+    status = _STATUSES.get(j.text(tool.get("status"), ""))
+    if tool_id is None or status is None:
+        return None
+    command = j.text(tool.get("command"))
+    output = j.text(tool.get("output"))
     return ToolUpdate(
-        id=_text(tool, "id"),
-        kind=_kind(tool),
-        title=title or _optional_text(tool, "name") or "tool",
-        status=_status(tool),
+        id=tool_id,
+        kind=_KINDS.get(j.text(tool.get("kind"), ""), ToolKind.OTHER),
+        title=j.nonempty(tool.get("title"))
+        or (f"Run `{command}`" if command else j.nonempty(tool.get("name")) or "tool"),
+        status=status,
         input=ToolInput(command=command, arguments={"command": command} if command is not None else None),
         output=output[: seam.OUTPUT_CAP] if output is not None else None,
         raw=tool,
@@ -96,53 +104,56 @@ def tool_update(value: Any) -> ToolUpdate:
 
 
 # ---------------------------------------------------------------------------------------------
-# one handler per frame type
+# one handler per frame type; None means the frame lacks what it needs
 
 
-def _ack(frame: Mapping[str, Any]) -> seam.DriverEvent:
+def _ack(frame: Frame) -> seam.DriverEvent | None:
     return seam.TurnAck()
 
 
-def _text_delta(frame: Mapping[str, Any]) -> seam.DriverEvent:
-    return seam.Content(TextDelta(_text(frame, "message"), _text(frame, "text", empty=True)))
+def _text(frame: Frame) -> seam.DriverEvent | None:
+    message, text = j.nonempty(frame.get("message")), j.text(frame.get("text"))
+    return seam.Content(TextDelta(message, text)) if message is not None and text is not None else None
 
 
-def _message_end(frame: Mapping[str, Any]) -> seam.DriverEvent:
-    return seam.Content(MessageEnded(_text(frame, "message")))
+def _message_end(frame: Frame) -> seam.DriverEvent | None:
+    message = j.nonempty(frame.get("message"))
+    return seam.Content(MessageEnded(message)) if message is not None else None
 
 
-def _tool(frame: Mapping[str, Any]) -> seam.DriverEvent:
-    return seam.Content(ToolUpdated(tool_update(frame.get("tool"))))
+def _tool(frame: Frame) -> seam.DriverEvent | None:
+    tool = tool_update(frame.get("tool"))
+    return seam.Content(ToolUpdated(tool)) if tool is not None else None
 
 
-def _permission(frame: Mapping[str, Any]) -> seam.DriverEvent:
-    offered = frame.get("options")
-    if not isinstance(offered, list):
-        raise _Malformed("'options' is not a list")
-    choices = tuple(dict.fromkeys(OPTIONS[o] for o in offered if isinstance(o, str) and o in OPTIONS))
-    if not choices:
-        raise _Malformed(f"no option it offers is one of {sorted(OPTIONS)}")
-    request = PermissionRequest(_text(frame, "request"), tool_update(frame.get("tool")), choices)
-    return seam.Content(RequestOpened(request))
+def _permission(frame: Frame) -> seam.DriverEvent | None:
+    offered = [OPTIONS[o] for o in j.arr(frame.get("options")) if isinstance(o, str) and o in OPTIONS]
+    request_id, tool = j.nonempty(frame.get("request")), tool_update(frame.get("tool"))
+    if not offered or request_id is None or tool is None:
+        return None
+    return seam.Content(RequestOpened(PermissionRequest(request_id, tool, tuple(dict.fromkeys(offered)))))
 
 
-def _done(frame: Mapping[str, Any]) -> seam.DriverEvent:
-    return seam.TurnEnd(_stop(frame))
+def _done(frame: Frame) -> seam.DriverEvent | None:
+    stop = j.text(frame.get("stop"), "")
+    if stop == "failed":
+        return seam.TurnEnd(Failed(j.nonempty(frame.get("error")) or "echo-agent failed the turn"))
+    return seam.TurnEnd(_STOPS[stop]) if stop in _STOPS else None
 
 
-def _error(frame: Mapping[str, Any]) -> seam.DriverEvent:
-    message = frame.get("message")
-    text = message if isinstance(message, str) and message else "an unnamed error"
-    return _diagnostic(f"echo-agent refused a frame: {text}", "agent_error", frame)
+def _error(frame: Frame) -> seam.DriverEvent | None:
+    message = j.nonempty(frame.get("message")) or "an unnamed error"
+    return _diagnostic(f"echo-agent refused a frame: {message}", DiagnosticCode.AGENT_ERROR, frame)
 
 
-def _hello(frame: Mapping[str, Any]) -> seam.DriverEvent:
-    return _diagnostic("echo-agent said hello again mid-session", "unexpected_hello", frame, DiagnosticLevel.INFO)
+def _hello(frame: Frame) -> seam.DriverEvent | None:
+    message = "echo-agent said hello again mid-session"
+    return _diagnostic(message, DiagnosticCode.UNKNOWN_FRAME, frame, DiagnosticLevel.INFO)
 
 
-_HANDLERS: Mapping[str, Callable[[Mapping[str, Any]], seam.DriverEvent]] = {
+_HANDLERS: Mapping[str, Callable[[Frame], seam.DriverEvent | None]] = {
     "ack": _ack,
-    "text": _text_delta,
+    "text": _text,
     "message_end": _message_end,
     "tool": _tool,
     "permission": _permission,
@@ -152,60 +163,7 @@ _HANDLERS: Mapping[str, Callable[[Mapping[str, Any]], seam.DriverEvent]] = {
 }
 
 
-# ---------------------------------------------------------------------------------------------
-# field readers: each raises _Malformed instead of KeyError/TypeError
-
-
-def _stop(frame: Mapping[str, Any]) -> StopReason:
-    stop = frame.get("stop")
-    if stop == "completed":
-        return Completed()
-    if stop == "cancelled":
-        return Cancelled()
-    if stop == "refused":
-        return Refused()
-    if stop == "failed":
-        error = frame.get("error")
-        return Failed(error if isinstance(error, str) and error else "echo-agent failed the turn")
-    raise _Malformed(f"unknown stop {stop!r}")
-
-
-def _kind(tool: Mapping[str, Any]) -> ToolKind:
-    kind = tool.get("kind")
-    return _KINDS.get(kind, ToolKind.OTHER) if isinstance(kind, str) else ToolKind.OTHER
-
-
-def _status(tool: Mapping[str, Any]) -> ToolStatus:
-    status = tool.get("status")
-    found = _STATUSES.get(status) if isinstance(status, str) else None
-    if found is None:
-        raise _Malformed(f"unknown tool status {status!r}")
-    return found
-
-
-def _object(value: Any, name: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise _Malformed(f"'{name}' is not an object")
-    return value
-
-
-def _text(frame: Mapping[str, Any], key: str, *, empty: bool = False) -> str:
-    value = frame.get(key)
-    if not isinstance(value, str) or (not value and not empty):
-        raise _Malformed(f"'{key}' is not a {'' if empty else 'non-empty '}string")
-    return value
-
-
-def _optional_text(frame: Mapping[str, Any], key: str) -> str | None:
-    value = frame.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise _Malformed(f"'{key}' is not a string")
-    return value
-
-
 def _diagnostic(
-    message: str, code: str, frame: Mapping[str, Any], level: DiagnosticLevel = DiagnosticLevel.WARNING
+    message: str, code: str, frame: Frame, level: DiagnosticLevel = DiagnosticLevel.WARNING
 ) -> seam.DriverEvent:
     return seam.Content(Diagnostic(DiagnosticInfo(message, level, code, raw=dict(frame))))
