@@ -1,4 +1,6 @@
-"""What the recorded and live tiers share: a bounded event reader, runtimes, the replay shim.
+"""What the recorded and live tiers share: runtimes, the replay shim, recording, the wait bound.
+
+Events are read with the testkit's ``EventReader`` (``EventReader(events, timeout=WAIT)``).
 
 The live tier runs the pinned ``claude`` against the testkit's fake model in an isolated
 environment; with ``ANYAGENT_CLAUDE_RECORD=1`` it also writes each scenario's wire recording to
@@ -16,92 +18,22 @@ import stat
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-import anyio
 import attrs
 
 import anyagent
-from anyagent import (
-    AgentInstallation,
-    Event,
-    Events,
-    RequestOpened,
-    Runtime,
-    SessionOptions,
-    StatusChanged,
-    TextDelta,
-    TurnEnded,
-    seam,
-)
+from anyagent import AgentInstallation, Runtime, SessionOptions, seam
 from anyagent_claude.adapter import ClaudeAdapter
 from anyagent_claude.profile import PROFILE
-
-K = TypeVar("K")
 
 RECORDINGS = Path(__file__).parent / "recordings"
 RECORD_ENV = "ANYAGENT_CLAUDE_RECORD"
 WAIT = 60.0
-"""Seconds any single wait may take before the test fails (a hang never passes)."""
+"""Seconds any single wait of an ``EventReader`` may take before the test fails (a hang never
+passes; the live tier's real CLI needs the generous bound)."""
 
 SANITIZED_ROOT = "/tmp/anyagent-live"
-
-
-class Reader:
-    """Reads an ``Events`` stream with a bound on every wait; keeps everything it saw."""
-
-    def __init__(self, events: Events) -> None:
-        self.events = events
-        self.seen: list[Event] = []
-
-    async def next(self, timeout: float = WAIT) -> Event:
-        """The next event, whatever it is."""
-        with anyio.fail_after(timeout):
-            event = await self.events.__anext__()
-        self.seen.append(event)
-        return event
-
-    async def until(self, *kinds: type[Any], timeout: float = WAIT) -> Event:
-        """Skip to the next event whose kind is one of ``kinds``."""
-        with anyio.fail_after(timeout):
-            while True:
-                event = await self.next()
-                if isinstance(event.kind, kinds):
-                    return event
-
-    async def turn(self, timeout: float = WAIT) -> list[Event]:
-        """Every event up to and including the next ``TurnEnded``."""
-        start = len(self.seen)
-        await self.until(TurnEnded, timeout=timeout)
-        return self.seen[start:]
-
-    async def ended(self, timeout: float = WAIT) -> None:
-        """Read until the stream ends (raising whatever error ends it)."""
-        with anyio.fail_after(timeout):
-            async for event in self.events:
-                self.seen.append(event)
-
-
-def kinds(events: Iterable[Event], cls: type[K]) -> list[K]:
-    """The kinds of ``events`` that are ``cls``, in order."""
-    return [event.kind for event in events if isinstance(event.kind, cls)]
-
-
-def text_of(events: Iterable[Event], parent: str | None = None) -> str:
-    """The text deltas of the main thread (or of subagent ``parent``), joined."""
-    return "".join(
-        event.kind.text
-        for event in events
-        if isinstance(event.kind, TextDelta) and (event.turn_info and event.turn_info.parent_tool_id) == parent
-    )
-
-
-def without_status(events: Iterable[Event]) -> list[Event]:
-    return [event for event in events if not isinstance(event.kind, StatusChanged)]
-
-
-def first_request(events: Iterable[Event]) -> Any:
-    return kinds(events, RequestOpened)[0].request
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import attrs
 import pytest
-from claude_harness import Harness, Reader, kinds, text_of
+from claude_harness import WAIT, Harness
 
 from anyagent import (
     AgentOrigin,
@@ -52,6 +52,7 @@ from anyagent import (
     TurnStarted,
 )
 from anyagent_claude.adapter import CAPABILITIES
+from anyagent_testkit.events import EventReader, kinds, text_of
 from anyagent_testkit.fakemodel import Reply
 
 ECHO = "Hello from the fake model. You said:"
@@ -79,7 +80,7 @@ def completed(events: list[Any]) -> TurnEnded:
 async def text_turn(h: Harness) -> None:
     """Open, one plain turn: text streams in order, the message ends, usage, one protocol end."""
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         info = session.info()
         assert info.resume_token
@@ -111,7 +112,7 @@ async def text_turn(h: Harness) -> None:
 async def permission_allow(h: Harness) -> None:
     """A gated Write: the request offers what Claude accepts; allowing it writes the file."""
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         await session.prompt(f"WRITE {h.workspace}/allowed.txt ALPHA")
         opened = await reader.until(ToolUpdated)
@@ -143,7 +144,7 @@ async def permission_allow(h: Harness) -> None:
 async def permission_deny(h: Harness) -> None:
     """A denied Write fails the tool, the model is told, the turn still completes, no file."""
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         await session.prompt(f"WRITE {h.workspace}/denied.txt BRAVO")
         event = await reader.until(RequestOpened)
@@ -175,7 +176,7 @@ async def question(h: Harness) -> None:
         )
     )
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         await session.prompt("ask me about colors")
         event = await reader.until(RequestOpened)
@@ -195,7 +196,7 @@ async def question(h: Harness) -> None:
 async def cancel(h: Harness) -> None:
     """Cancel mid-stream: the turn ends Cancelled, the session survives and answers again."""
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         await session.prompt("SLOW 40")
         await reader.until(TextDelta)
@@ -213,7 +214,7 @@ async def cancel(h: Harness) -> None:
 async def queue(h: Harness) -> None:
     """No steer: a prompt during a turn queues and starts its own turn after it, never idle between."""
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         first = await session.prompt("SLOW 6")
         await reader.until(TextDelta)
@@ -233,7 +234,7 @@ async def queue(h: Harness) -> None:
 async def configure_model(h: Harness) -> None:
     """Model, effort and mode switch live; each is confirmed by SessionUpdated; options follow."""
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         assert session.info().details.option("fast") is not None  # the default model has fast mode
         await session.configure("model", "haiku")
@@ -255,7 +256,7 @@ async def configure_model(h: Harness) -> None:
 async def context_usage(h: Harness) -> None:
     """Thinking streams as reasoning; every turn reports context usage; cost only grows."""
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         await session.prompt("THINK")
         one = await reader.turn()
@@ -273,14 +274,14 @@ async def context_usage(h: Harness) -> None:
 async def resume(h: Harness) -> None:
     """A new process continues the conversation by its token; a dead token is ResumeFailed."""
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         await session.prompt("remember the word TANGERINE")
         completed(await reader.turn())
         token = session.info().resume_token
     assert token
     again, events2 = await h.runtime.open(h.agent, h.options().resume(token))
-    reader2 = Reader(events2)
+    reader2 = EventReader(events2, timeout=WAIT)
     async with again:
         assert again.info().resume_token == token
         await again.prompt("which word did I say")
@@ -296,7 +297,7 @@ async def resume(h: Harness) -> None:
 async def fork(h: Harness) -> None:
     """Fork at the first turn's fork point (keeps only it) and at the tip (keeps both)."""
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         await session.prompt("the first word is ALPHA")
         one = await reader.turn()
@@ -308,7 +309,7 @@ async def fork(h: Harness) -> None:
         token = session.info().resume_token
     assert token
     branch, events2 = await h.runtime.open(h.agent, h.options().fork_from(token, at))
-    reader2 = Reader(events2)
+    reader2 = EventReader(events2, timeout=WAIT)
     async with branch:
         assert branch.info().resume_token not in (None, token)
         await branch.prompt("what were the words")
@@ -316,7 +317,7 @@ async def fork(h: Harness) -> None:
         if h.live:
             assert "ALPHA" in h.history() and "BRAVO" not in h.history()
     tip, events3 = await h.runtime.open(h.agent, h.options().fork_from(token))
-    reader3 = Reader(events3)
+    reader3 = EventReader(events3, timeout=WAIT)
     async with tip:
         assert tip.info().resume_token not in (None, token, branch.info().resume_token)
         await tip.prompt("what were the words")
@@ -329,7 +330,7 @@ async def rollback(h: Harness) -> None:
     """Roll back the last turn with its files (the file is gone and the model forgets it),
     then one more turn of conversation only."""
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         await session.prompt("remember ALPHA")
         completed(await reader.turn())
@@ -366,7 +367,7 @@ async def rollback(h: Harness) -> None:
 async def compact(h: Harness) -> None:
     """Compaction runs as an agent turn: ContextCompacted, then a lower context usage."""
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         for word in ("ALPHA", "BRAVO"):
             await session.prompt(f"remember {word}")
@@ -391,7 +392,7 @@ async def subagent(h: Harness) -> None:
     """
     h.queue(Reply.tool("Agent", description="explore files", prompt="list the files", subagent_type="general-purpose"))
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         await session.prompt("use a subagent")
         started = (await reader.until(ToolUpdated)).kind.tool
@@ -425,7 +426,7 @@ async def generate(h: Harness) -> None:
 async def fast_mode(h: Harness) -> None:
     """Fast mode switches by relaunching under the same Session; the conversation survives."""
     session, events = await h.runtime.open(h.agent, h.options())
-    reader = Reader(events)
+    reader = EventReader(events, timeout=WAIT)
     async with session:
         option = session.info().details.option("fast")
         assert option is not None and isinstance(option.kind, BooleanKind) and option.current is False

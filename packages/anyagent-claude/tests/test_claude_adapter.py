@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from claude_harness import Reader, kinds, runtime_with_env, text_of
+from claude_harness import WAIT, runtime_with_env
 
 from anyagent import (
     AgentInstallation,
@@ -21,6 +21,7 @@ from anyagent import (
     AuthRequired,
     Cancelled,
     Diagnostic,
+    DiagnosticCode,
     Input,
     McpServer,
     PermissionChoice,
@@ -40,7 +41,7 @@ from anyagent import (
 )
 from anyagent_claude.adapter import ClaudeAdapter
 from anyagent_claude.profile import PROFILE
-from anyagent_claude.translate import RAW_FRAME
+from anyagent_testkit.events import EventReader, kinds, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -97,7 +98,7 @@ async def test_launch_arguments_handshake_and_a_turn(tmp_path: Path) -> None:
             assert [c.name for c in info.details.commands] == ["review"]
             token = info.resume_token
             await session.prompt("hi")
-            turn = await Reader(events).turn()
+            turn = await EventReader(events, timeout=WAIT).turn()
             assert text_of(turn).strip() == "echo: hi"
     argv = fake.argv()
     assert argv[: len(PROFILE.args)] == list(PROFILE.args)
@@ -132,12 +133,20 @@ async def test_bad_lines_unknown_frames_and_unknown_requests_never_break_the_tur
         session, events = await runtime.open(fake.agent, fake.options())
         async with session:
             await session.prompt("go")
-            turn = await Reader(events).turn()
+            turn = await EventReader(events, timeout=WAIT).turn()
             diagnostics = [e for e in turn if isinstance(e.kind, Diagnostic)]
             codes = [e.kind.diagnostic.code for e in diagnostics]
-            assert codes.count("bad_line") == 2 and "unknown_frame" in codes and "unknown_control" in codes
-            unknown = next(e for e in diagnostics if e.kind.diagnostic.code == "unknown_frame")
-            assert unknown.extensions[RAW_FRAME] == {"type": "brand_new_frame", "x": 1}
+            assert codes.count(DiagnosticCode.BAD_LINE) == 2 and codes.count(DiagnosticCode.UNKNOWN_FRAME) == 2
+            raws = [e.kind.diagnostic.raw for e in diagnostics]
+            assert raws[:2] == ["this is not json", "[1, 2, 3]"]  # the lines as they came
+            assert {"type": "brand_new_frame", "x": 1} in raws  # frames as they came
+            elicitation = {
+                "type": "control_request",
+                "request_id": "cli-1",
+                "request": {"subtype": "elicitation", "x": 1},
+            }
+            assert elicitation in raws
+            assert not [e for e in diagnostics if e.extensions]  # never in a per-adapter extension
             assert text_of(turn).strip() == "after garbage"
             assert isinstance(turn[-1].kind, TurnEnded)
     answers = [f for f in fake.sent() if f["type"] == "control_response"]
@@ -158,9 +167,9 @@ async def test_a_dying_agent_fails_the_turn_with_its_status_and_stderr(tmp_path:
     async with runtime_with_env(fake.env) as runtime:
         session, events = await runtime.open(fake.agent, fake.options())
         await session.prompt("go")
-        reader = Reader(events)
+        reader = EventReader(events, timeout=WAIT)
         with pytest.raises(ProcessExited) as caught:
-            await reader.ended()
+            await reader.rest()
         [end] = kinds(reader.seen, TurnEnded)
         assert end.stop.message == "the agent exited during the turn"  # type: ignore[union-attr]
         assert caught.value.status == "exit status: 3"
@@ -184,9 +193,9 @@ async def test_auth_lost_mid_session_ends_with_auth_required(tmp_path: Path) -> 
     async with runtime_with_env(fake.env) as runtime:
         session, events = await runtime.open(fake.agent, fake.options())
         await session.prompt("go")
-        reader = Reader(events)
+        reader = EventReader(events, timeout=WAIT)
         with pytest.raises(AuthRequired):
-            await reader.ended()
+            await reader.rest()
         assert kinds(reader.seen, TurnEnded)[0].stop.message == "the agent needs a login"  # type: ignore[union-attr]
 
 
@@ -241,7 +250,7 @@ async def test_a_withdrawn_permission_closes_the_request(tmp_path: Path) -> None
         session, events = await runtime.open(fake.agent, fake.options())
         async with session:
             await session.prompt("go")
-            reader = Reader(events)
+            reader = EventReader(events, timeout=WAIT)
             opened = (await reader.until(RequestOpened)).kind.request
             closed = await reader.until(RequestClosed)
             assert closed.kind.request_id == opened.id
@@ -256,7 +265,7 @@ async def test_cancel_ends_the_turn_once_with_or_without_a_result(tmp_path: Path
     async with runtime_with_env(fake.env) as runtime:
         session, events = await runtime.open(fake.agent, fake.options())
         async with session:
-            reader = Reader(events)
+            reader = EventReader(events, timeout=WAIT)
             await session.prompt("go")
             await reader.until(TextDelta)
             await session.cancel()
@@ -281,7 +290,7 @@ async def test_attachments_inline_images_and_list_every_path(tmp_path: Path) -> 
         session, events = await runtime.open(fake.agent, fake.options())
         async with session:
             await session.prompt(prompt)
-            turn = await Reader(events).turn()
+            turn = await EventReader(events, timeout=WAIT).turn()
             [problem] = [e.kind.diagnostic for e in turn if isinstance(e.kind, Diagnostic)]
             assert problem.code == "attachment" and "gone.png" in problem.message
     [user] = [f for f in fake.sent() if f["type"] == "user"]
@@ -301,7 +310,7 @@ async def test_plan_usage_after_each_result_and_on_demand(tmp_path: Path) -> Non
     async with runtime_with_env(fake.env) as runtime:
         session, events = await runtime.open(fake.agent, fake.options())
         async with session:
-            reader = Reader(events)
+            reader = EventReader(events, timeout=WAIT)
             for _ in range(2):
                 await session.prompt("go")
                 await reader.turn()
@@ -316,7 +325,7 @@ async def test_a_refused_setting_is_a_diagnostic_and_changes_nothing(tmp_path: P
     async with runtime_with_env(fake.env) as runtime:
         session, events = await runtime.open(fake.agent, fake.options())
         async with session:
-            reader = Reader(events)
+            reader = EventReader(events, timeout=WAIT)
             await session.configure("model", "haiku")
             refused = await reader.until(Diagnostic, SessionUpdated)
             assert isinstance(refused.kind, Diagnostic) and refused.kind.diagnostic.code == "configure_refused"
@@ -333,7 +342,7 @@ async def test_a_wire_recording_that_cannot_be_written_is_a_diagnostic(tmp_path:
         session, events = await runtime.open(fake.agent, options)
         async with session:
             await session.prompt("go")
-            turn = await Reader(events).turn()
+            turn = await EventReader(events, timeout=WAIT).turn()
             codes = [e.kind.diagnostic.code for e in turn if isinstance(e.kind, Diagnostic)]
             assert "record_wire" in codes
             assert isinstance(turn[-1].kind, TurnEnded)
@@ -346,7 +355,7 @@ async def test_the_wire_recording_holds_both_directions(tmp_path: Path) -> None:
         session, events = await runtime.open(fake.agent, fake.options().record_wire(wire))
         async with session:
             await session.prompt("go")
-            await Reader(events).turn()
+            await EventReader(events, timeout=WAIT).turn()
     lines = [json.loads(line) for line in wire.read_text().splitlines()]
     assert "_meta" in lines[0]
     assert any(line.get("_sent", {}).get("type") == "user" for line in lines)

@@ -16,6 +16,7 @@ from anyagent import (
     ContextCompacted,
     ContextUsage,
     Diagnostic,
+    DiagnosticCode,
     DiagnosticLevel,
     EnvVarLogin,
     Failed,
@@ -38,7 +39,6 @@ from anyagent import (
     seam,
 )
 from anyagent_claude.translate import (
-    RAW_FRAME,
     ControlReply,
     ModeSeen,
     SessionSeen,
@@ -365,12 +365,38 @@ def test_cancel_denies_open_requests_and_turns_the_result_into_cancelled() -> No
     assert [w["response"]["request_id"] for w in writes] == ["req-c"]
     assert writes[0]["response"]["response"]["behavior"] == "deny"
     assert t.open_requests == []
+    assert t.decline("req-c") is None  # the engine's Decline after the cancel answers nothing more
     out = kinds(t.feed(f.result(subtype="success", text="finished anyway")))
-    closed = only(out, ToolUpdated)
-    assert [(u.tool.id, u.tool.status) for u in closed] == [("toolu_c", ToolStatus.CANCELLED)]
+    assert only(out, ToolUpdated) == []  # the engine ends the tool (CANCELLED) at TurnEnded
     assert out[-1] == seam.TurnEnd(Cancelled())
-    # the next turn is not cancelled
-    assert kinds(t.feed(f.result()))[-1] == seam.TurnEnd(Completed())
+    # the next turn is not cancelled, and the forgotten tool stays forgotten
+    assert kinds(t.feed(f.result())) == [seam.TurnEnd(Completed())]
+
+
+def test_decline_denies_an_open_request_once_and_nothing_else() -> None:
+    t = Translator()
+    feed_all(t, f.can_use_tool("req-d", "toolu_d", "Bash", {"command": "ls"}))
+    feed_all(t, f.can_use_tool("req-e", "toolu_e", "Bash", {"command": "pwd"}))
+    frame = t.decline("req-d")
+    assert frame is not None
+    assert frame["response"]["request_id"] == "req-d" and frame["response"]["response"]["behavior"] == "deny"
+    assert t.decline("req-d") is None  # once
+    assert t.answer("req-d", Answer.permission(PermissionChoice.ALLOW_ONCE)) is None  # and not answered later
+    assert t.decline("never-opened") is None
+    assert t.open_requests == ["req-e"]  # the other request still waits for its answer
+    assert t.answer("req-e", Answer.permission(PermissionChoice.ALLOW_ONCE)) is not None
+    assert t.decline("req-e") is None  # an answered request is not declined
+
+
+def test_a_tool_without_a_result_is_forgotten_at_the_result_not_ended() -> None:
+    t = Translator()
+    t.begin_turn("u")
+    feed_all(t, f.assistant("m", [f.tool_use("toolu_lost", "Bash", command="sleep 100")]))
+    out = kinds(t.feed(f.result()))
+    assert only(out, ToolUpdated) == [] and out[-1] == seam.TurnEnd(Completed())
+    # a late result for it starts no snapshot from the forgotten one: it reads as a fresh tool
+    [late] = feed_all(t, f.tool_result("toolu_lost", "done"))
+    assert late.tool.status is ToolStatus.COMPLETED and late.tool.input.command is None
 
 
 def test_an_interrupted_message_without_message_stop_is_ended_at_the_result() -> None:
@@ -388,7 +414,7 @@ def test_an_interrupted_message_without_message_stop_is_ended_at_the_result() ->
 def test_background_tasks_keep_running_past_the_turn_and_complete_on_notification() -> None:
     t = Translator()
     feed_all(t, f.assistant("m", [f.tool_use("toolu_bg", "Bash", command="sleep 12", run_in_background=True)]))
-    [still] = feed_all(
+    [still, backgrounded] = feed_all(
         t,
         f.tool_result(
             "toolu_bg",
@@ -397,6 +423,7 @@ def test_background_tasks_keep_running_past_the_turn_and_complete_on_notificatio
         ),
     )
     assert still.tool.status is ToolStatus.RUNNING
+    assert backgrounded == seam.ToolBackgrounded("toolu_bg")  # the engine lists it in TurnEnded.background
     end = kinds(t.feed(f.result()))
     assert only(end, ToolUpdated) == []  # not closed by the turn end
     note = {
@@ -462,9 +489,10 @@ def test_unknown_frames_become_diagnostics_with_the_raw_frame() -> None:
     [event] = out.events
     assert isinstance(event, seam.Content) and isinstance(event.kind, Diagnostic)
     assert event.kind.diagnostic.level is DiagnosticLevel.INFO
-    assert event.extensions[RAW_FRAME] == frame
+    assert event.kind.diagnostic.code == DiagnosticCode.UNKNOWN_FRAME
+    assert event.kind.diagnostic.raw == frame and not event.extensions
     system = t.feed({"type": "system", "subtype": "brand_new_subtype"})
-    assert system.events[0].extensions[RAW_FRAME]["subtype"] == "brand_new_subtype"  # type: ignore[union-attr]
+    assert system.events[0].kind.diagnostic.raw["subtype"] == "brand_new_subtype"  # type: ignore[union-attr]
     for junk in ([1, 2], "text", None, 3.5, {"no": "type"}):
         assert len(t.feed(junk).events) == 1
 
@@ -579,8 +607,8 @@ def test_an_async_subagent_runs_past_its_tool_result_until_its_notification() ->
         "is_backgrounded": True,
         "task_type": "local_agent",
     }
-    assert t.feed(started).events == []
-    [launched] = feed_all(
+    assert t.feed(started).events == [seam.ToolBackgrounded("agent_1")]
+    [launched] = feed_all(  # already reported as backgrounded: once is enough
         t, f.tool_result("agent_1", "Async agent launched successfully.", use_result={"isAsync": True})
     )
     assert launched.tool.status is ToolStatus.RUNNING and launched.tool.kind is ToolKind.SUBAGENT

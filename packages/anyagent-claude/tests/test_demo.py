@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_harness import Reader, kinds, text_of
+from claude_harness import WAIT
 
 from anyagent import (
     Answer,
@@ -51,6 +51,7 @@ from anyagent_claude.demo import (
     demo_installation,
     demo_project,
 )
+from anyagent_testkit.events import EventReader, kinds, text_of
 
 FIXED = CALC_PY.replace(OLD, NEW)
 
@@ -64,14 +65,14 @@ class Demo:
         self.calc = self.project / "calc.py"
 
     @asynccontextmanager
-    async def open(self, options: SessionOptions | None = None) -> AsyncIterator[tuple[Session, Reader]]:
+    async def open(self, options: SessionOptions | None = None) -> AsyncIterator[tuple[Session, EventReader]]:
         async with Runtime(plugins=[plugin]) as runtime:
             session, events = await runtime.open(self.installation, options or SessionOptions.in_dir(self.project))
             async with session:
-                yield session, Reader(events)
+                yield session, EventReader(events, timeout=WAIT)
 
 
-async def play(session: Session, reader: Reader, choice: PermissionChoice | None) -> list[Any]:
+async def play(session: Session, reader: EventReader, choice: PermissionChoice | None) -> list[Any]:
     """Prompt once and read the whole turn, answering a permission request with ``choice``."""
     start = len(reader.seen)
     await session.prompt("the test for add() fails; fix it")

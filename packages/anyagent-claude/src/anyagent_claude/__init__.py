@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .adapter import CAPABILITIES, ClaudeAdapter
 from .profile import PROFILE
-from .translate import FORK_POINT, RAW_FRAME, Translator
+from .translate import FORK_POINT, Translator
 
-__all__ = ["CAPABILITIES", "FORK_POINT", "PROFILE", "RAW_FRAME", "ClaudeAdapter", "Translator"]
+__all__ = ["CAPABILITIES", "FORK_POINT", "PROFILE", "ClaudeAdapter", "Translator"]
 __version__ = "0.1.0"

@@ -2,26 +2,29 @@
 
 Flow::
 
-    connect ─► spawn ``claude -p --input-format stream-json …`` ─► initialize (account, models,
-            commands, mode) ─► DriverInfo (auth, capabilities, options, resume token)
-    run     ─► reader task: stdout frames ─► Translator ─► link.send(...)
-               command loop: StartTurn ─► user frame + TurnAck; AnswerRequest ─► control_response;
-               Configure ─► set_model / apply_flag_settings / set_permission_mode (fast: respawn);
-               Cancel ─► interrupt + deny open requests; Rollback ─► rewind_files + fork respawn;
-               Compact ─► "/compact"; Close ─► stdin EOF, then signals.
+    connect ─► toolkit.launching: spawn ``claude -p --input-format stream-json …`` ─► initialize
+               (account, models, commands, mode) ─► DriverInfo (auth, capabilities, options, token)
+    run     ─► toolkit.DriverLoop: stdout frames ─► Translator ─► link.send(...); commands:
+               StartTurn ─► user frame + TurnAck; AnswerRequest ─► control_response;
+               Decline ─► deny that can_use_tool (once); Configure ─► set_model /
+               apply_flag_settings / set_permission_mode (fast: a relaunch, between turns);
+               Cancel ─► deny open requests, then interrupt; Rollback ─► rewind_files + a fork
+               relaunch; Compact ─► "/compact"; Steer ─► refused (a mid-turn prompt is its own turn).
 
 The adapter mints the session id (``--session-id``) so the resume token exists at open. Every
 ``result`` is followed by ``get_usage`` (plan usage) until the CLI says it has no quota to report.
+Turn rules stay in the engine: it ends the tools still running at a turn's end, holds a ``fast``
+change until the turn is over, and closes requests (``Decline``).
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 import attrs
 
 from anyagent import (
@@ -34,13 +37,11 @@ from anyagent import (
     Cancelled,
     Capabilities,
     Capability,
-    ConfigValue,
-    DiagnosticLevel,
+    DiagnosticCode,
     Failed,
     LoginMethod,
     PlanUsage,
     PlanUsageUpdated,
-    ProcessExited,
     RollbackScope,
     SessionOptions,
     SlashCommand,
@@ -48,14 +49,14 @@ from anyagent import (
     Unauthenticated,
     UnsupportedFeature,
     seam,
+    toolkit,
 )
-from anyagent.wire import BadLine, WireRecorder
+from anyagent import jsonread as j
 
 from . import frames
-from ._json import as_dict, as_list, opt_str
-from .connection import Connection, ExitHints, Incoming
-from .launch import Launch, argv, child_env
-from .profile import PROFILE
+from .connection import CLOSE_GRACE, CONTROL_TIMEOUT, Connection, ExitHints, Incoming
+from .launch import LaunchSpec, claude_args
+from .profile import BASE_ARGS, PROFILE
 from .prompt import prompt_content
 from .settings import Model, auth_status, commands_of, config_options, models_of
 from .translate import ControlReply, ModeSeen, SessionSeen, Translator, TurnFinished, TurnMark
@@ -81,6 +82,12 @@ CAPABILITIES = Capabilities.of(
 )
 """What a Claude Code session reports (no ``STEER``: a mid-turn prompt waits for its own turn)."""
 
+ENV_DEFAULTS: Mapping[str, str] = {str(k): str(v) for k, v in dict(PROFILE.quirks.get("env", {})).items()}
+"""The adapter's own environment defaults (file checkpoints for ``rewind_files``), also for an
+installation without a catalog profile; the profile's ``env`` quirk and the caller's win."""
+
+_STOPPED = "Claude Code stopped reading its input"
+
 
 def _login(
     installation: AgentInstallation, profile: AgentProfile | None, options: SessionOptions
@@ -103,41 +110,44 @@ def _login(
 
 def _hints(profile: AgentProfile | None, login: tuple[LoginMethod, ...]) -> ExitHints:
     source = profile or PROFILE
-    resume = tuple(str(hint) for hint in as_list(PROFILE.quirks.get("resume_failed_hints")))
+    resume = tuple(str(hint) for hint in j.arr(PROFILE.quirks.get("resume_failed_hints")))
     return ExitHints(resume=resume, auth=source.auth_error_hints, login=login)
 
 
-@attrs.define
+@attrs.frozen
 class _Setup:
-    """Everything needed to (re)launch this session's ``claude``."""
+    """Everything needed to (re)launch this session's ``claude``: the toolkit launch (protocol
+    argv, environment, cwd, recorder), the login methods and the exit hints."""
 
-    installation: AgentInstallation
-    profile: AgentProfile | None
-    options: SessionOptions
-    env: dict[str, str]
-    recorder: WireRecorder | None
+    launch: toolkit.Launch
     login: tuple[LoginMethod, ...]
     hints: ExitHints
 
-    async def open(self, launch: Launch) -> Connection:
-        """Spawn ``claude`` for ``launch`` and handshake."""
-        command = argv(self.installation, self.profile, self.options, launch)
-        return await Connection.open(
-            command,
-            cwd=str(self.options.cwd),
-            env=self.env,
-            recorder=self.recorder,
-            hints=self.hints,
-            resuming=launch.resume is not None,
-        )
+    @property
+    def options(self) -> SessionOptions:
+        """The session's options."""
+        return self.launch.request.options
+
+    async def open(self, spec: LaunchSpec) -> Connection:
+        """Spawn ``claude`` for ``spec`` and handshake."""
+        argv = [*self.launch.argv, *claude_args(self.options, spec)]
+        return await Connection.open(self.launch, argv, hints=self.hints, resuming=spec.resume is not None)
+
+
+@asynccontextmanager
+async def _launching(request: seam.ConnectRequest, *, record: bool = True) -> AsyncIterator[_Setup]:
+    """A ``_Setup`` whose processes and recorder are cleaned up if the block fails."""
+    async with toolkit.launching(request, default_args=BASE_ARGS, env_defaults=ENV_DEFAULTS, record=record) as launch:
+        login = _login(request.installation, request.profile, request.options)
+        yield _Setup(launch, login, _hints(request.profile, login))
 
 
 async def _version(connection: Connection, hints: ExitHints) -> str | None:
-    version = opt_str(connection.init.get("claude_code_version"))
+    version = j.nonempty(connection.init.get("claude_code_version"))
     if version is not None:
         return version
     reply = await connection.call_during_handshake("get_binary_version", hints)
-    return opt_str(reply.body.get("version")) if reply.ok else None
+    return j.nonempty(reply.body.get("version")) if reply.ok else None
 
 
 class ClaudeAdapter(seam.Adapter):
@@ -151,47 +161,18 @@ class ClaudeAdapter(seam.Adapter):
         Raises ``AuthRequired`` when logged out, ``ResumeFailed`` for an unknown resume or fork
         token, ``SpawnFailed``/``ProcessExited``/``ProtocolFailed`` when it will not start.
         """
-        options = request.options
-        setup = self._setup(request)
-        launch = _first_launch(options)
-        try:
-            connection = await setup.open(launch)
-        except BaseException:
-            if setup.recorder is not None:
-                setup.recorder.close()
-            raise
-        try:
-            driver = await ClaudeDriver.start(setup, connection, launch)
-        except BaseException:
-            await connection.close(grace=0.5)
-            if setup.recorder is not None:
-                setup.recorder.close()
-            raise
-        return driver
-
-    def _setup(self, request: seam.ConnectRequest, record: bool = True) -> _Setup:
-        options = request.options
-        login = _login(request.installation, request.profile, options)
-        recorder = None
-        if record and options.record_wire_path is not None:
-            recorder = WireRecorder.open(options.record_wire_path)
-        return _Setup(
-            installation=request.installation,
-            profile=request.profile,
-            options=options,
-            env=child_env(request.env or os.environ, request.profile),
-            recorder=recorder,
-            login=login,
-            hints=_hints(request.profile, login),
-        )
+        async with _launching(request) as setup:
+            spec = _first_spec(request.options)
+            connection = await setup.open(spec)
+            return await ClaudeDriver.start(setup, connection, spec)
 
     async def probe_auth(self, request: seam.ConnectRequest) -> AuthStatus | None:
         """Launch without tools or a transcript, read the login from ``initialize``, stop (~0.5 s)."""
-        setup = self._setup(request, record=False)
-        setup.options = setup.options.without_tools()
-        connection = await setup.open(Launch())
+        request = attrs.evolve(request, options=request.options.without_tools())
+        async with _launching(request, record=False) as setup:
+            connection = await setup.open(LaunchSpec())
         try:
-            return auth_status(as_dict(connection.init.get("account")), setup.env, setup.login)
+            return auth_status(j.obj(connection.init.get("account")), setup.launch.env, setup.login)
         finally:
             await connection.close(grace=0.5)
 
@@ -203,10 +184,10 @@ class ClaudeAdapter(seam.Adapter):
         """Ask a throwaway ``claude`` for ``get_usage`` (about a second)."""
         options = SessionOptions.in_dir(os.getcwd()).without_tools()
         request = seam.ConnectRequest(installation, profile, options, "plan-usage", dict(self.environment()))
-        setup = self._setup(request, record=False)
-        connection = await setup.open(Launch())
+        async with _launching(request, record=False) as setup:
+            connection = await setup.open(LaunchSpec())
         try:
-            auth = auth_status(as_dict(connection.init.get("account")), setup.env, setup.login)
+            auth = auth_status(j.obj(connection.init.get("account")), setup.launch.env, setup.login)
             if isinstance(auth, Unauthenticated):
                 raise AuthRequired(auth.login, "Claude Code is not logged in")
             reply = await connection.call_during_handshake("get_usage", setup.hints)
@@ -218,53 +199,59 @@ class ClaudeAdapter(seam.Adapter):
         return usage
 
 
-def _first_launch(options: SessionOptions) -> Launch:
+def _first_spec(options: SessionOptions) -> LaunchSpec:
     configuration = dict(options.configuration)
     if options.resume_token is not None:
-        return Launch(resume=options.resume_token, configuration=configuration)
+        return LaunchSpec(resume=options.resume_token, configuration=configuration)
     if options.fork_token is not None:
-        return Launch(
+        return LaunchSpec(
             session_id=str(uuid.uuid4()),
             resume=options.fork_token,
             fork=True,
             fork_at=options.fork_at,
             configuration=configuration,
         )
-    return Launch(session_id=str(uuid.uuid4()), configuration=configuration)
+    return LaunchSpec(session_id=str(uuid.uuid4()), configuration=configuration)
 
 
 class ClaudeDriver(seam.Driver):
     """One Claude Code session: see the module docstring. Built by ``ClaudeAdapter.connect``."""
 
-    def __init__(self, setup: _Setup, connection: Connection, launch: Launch, version: str | None) -> None:
+    def __init__(self, setup: _Setup, connection: Connection, spec: LaunchSpec, version: str | None) -> None:
         self._setup = setup
         self._connection = connection
         self._translator = Translator(setup.login)
         self._version = version
         self._models: tuple[Model, ...] = models_of(connection.init)
         self._commands: tuple[SlashCommand, ...] = commands_of(connection.init)
-        self._auth: AuthStatus = auth_status(as_dict(connection.init.get("account")), setup.env, setup.login)
-        configuration = dict(launch.configuration)
+        self._auth: AuthStatus = auth_status(j.obj(connection.init.get("account")), setup.launch.env, setup.login)
+        configuration = dict(spec.configuration)
         if "mode" not in configuration:  # the user's settings may start it in another mode
-            mode = opt_str(connection.init.get("current_permission_mode")) or "default"
+            mode = j.nonempty(connection.init.get("current_permission_mode")) or "default"
             configuration["mode"] = "default" if mode == "manual" else mode
         self._bypass = configuration.get("mode") == "bypassPermissions"
         self._options, self._config = config_options(self._models, configuration, bypass=self._bypass)
         self._persistent = not setup.options.no_tools
-        self._token: str | None = launch.session_id if launch.fork or launch.resume is None else launch.resume
-        self._busy = False
+        self._token: str | None = spec.session_id if spec.fork or spec.resume is None else spec.resume
         self._turn_user: str | None = None
         self._usage_wanted = True
-        self._link: seam.DriverLink | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
-        self._closing = False
         self.info = self._driver_info()
+        self.loop: toolkit.DriverLoop[Incoming] = toolkit.DriverLoop(
+            self._on_frame,
+            self._on_command,
+            recorder=setup.launch.recorder,
+            on_exit=self._on_exit,
+            cleanup=self._cleanup,
+            close_grace=CLOSE_GRACE,
+            name="Claude Code",
+        )
+        self.loop.attach(connection.process, connection)
 
     @classmethod
-    async def start(cls, setup: _Setup, connection: Connection, launch: Launch) -> ClaudeDriver:
+    async def start(cls, setup: _Setup, connection: Connection, spec: LaunchSpec) -> ClaudeDriver:
         """Finish the handshake (version, login check) and build the driver."""
         version = await _version(connection, setup.hints)
-        driver = cls(setup, connection, launch, version)
+        driver = cls(setup, connection, spec, version)
         if isinstance(driver._auth, Unauthenticated):
             raise AuthRequired(driver._auth.login, "Claude Code is not logged in")
         return driver
@@ -292,113 +279,70 @@ class ClaudeDriver(seam.Driver):
     async def _info_changed(self) -> None:
         self._options, self._config = config_options(self._models, self._config, bypass=self._bypass)
         self.info = self._driver_info()
-        await self._send(seam.InfoChanged(self.info))
+        await self.loop.send(seam.InfoChanged(self.info))
 
     # -----------------------------------------------------------------------------------------
     # the session
 
     async def run(self, link: seam.DriverLink) -> None:
-        """Read frames and commands until ``Close`` or the process dies."""
-        self._link = link
-        try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
-                tg.start_soon(self._read, self._connection)
-                async for command in link.commands:
-                    if isinstance(command, seam.Close):
-                        break
-                    await self._handle(command)
-                self._closing = True
-                tg.cancel_scope.cancel()
-        finally:
-            self._closing = True
-            await self._shutdown()
+        """Read frames and commands until ``Close`` or the process dies (``toolkit.DriverLoop``)."""
+        await self.loop.run(link)
 
     async def aclose(self) -> None:
         """Stop the process when the session never ran (``open`` failed after ``connect``)."""
-        await self._shutdown()
+        await self.loop.shutdown()
 
-    async def _shutdown(self) -> None:
-        with anyio.CancelScope(shield=True):
-            await self._connection.close()
-            if self._setup.recorder is not None:
-                self._setup.recorder.close()
+    async def _on_exit(self, error: AgentError) -> None:
+        self._connection.fail(f"the Claude process exited: {error.message}")
 
-    async def _send(self, event: seam.DriverEvent) -> None:
-        if self._link is not None:
-            await self._link.send(event)
+    async def _cleanup(self) -> None:
+        self._connection.fail("the session closed")
 
-    async def _diagnostic(self, message: str, code: str, level: DiagnosticLevel = DiagnosticLevel.WARNING) -> None:
-        if self._link is not None:
-            await self._link.diagnostic(message, level, code)
+    # -- the wire
 
-    # -- reading
+    async def _write(self, frame: Mapping[str, Any]) -> bool:
+        """Write one frame to the current process; False when it no longer reads."""
+        return await self.loop.write(self._connection.lines.send(frame))
 
-    async def _read(self, connection: Connection) -> None:
-        with anyio.CancelScope() as scope:
-            connection.reader_scope = scope
-            backlog, connection.backlog = connection.backlog, []
-            for frame in backlog:
-                await self._dispatch(connection, frame)
-            while True:
-                try:
-                    frame = await connection.lines.receive()
-                except anyio.EndOfStream:
-                    break
-                await self._dispatch(connection, frame)
-        if scope.cancel_called or self._closing or connection is not self._connection:
-            return
-        await self._died(connection)
+    async def _request(
+        self, subtype: str, on_reply: Callable[[ControlReply], Awaitable[None]] | None = None, **fields: Any
+    ) -> str | None:
+        """Send a control request (its answer goes to ``on_reply`` or a ``wait``); its id, or
+        None when it could not be written."""
+        control = self._connection.control
+        request_id = control.open(subtype, on_reply)
+        if not await self._write(frames.control_request(request_id, subtype, **fields)):
+            control.cancel(request_id)
+            return None
+        return request_id
 
-    async def _died(self, connection: Connection) -> None:
-        error = await connection.process.exit_error()
-        connection.fail_pending("the Claude process exited")
-        if isinstance(error, ProcessExited):
-            await self._send(seam.Exited(error.status, error.stderr))
-        else:
-            await self._send(seam.Exited("unknown", error.message))
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
+    async def _call(self, subtype: str, timeout: float = CONTROL_TIMEOUT, **fields: Any) -> ControlReply:
+        """Send a control request and wait (bounded) for its answer."""
+        control = self._connection.control
+        request_id = await self._request(subtype, **fields)
+        if request_id is None:
+            return ControlReply("", False, {}, _STOPPED)
+        reply = await control.wait(request_id, timeout)
+        return reply or ControlReply(request_id, False, {}, f"no answer to {subtype} within {timeout:g} s")
 
-    async def _dispatch(self, connection: Connection, frame: Incoming) -> None:
-        if isinstance(frame, BadLine):
-            await self._diagnostic(
-                f"Claude wrote a line anyagent cannot read ({frame.reason})", "bad_line", DiagnosticLevel.INFO
-            )
-            return
+    async def _on_frame(self, frame: Incoming) -> None:
         out = self._translator.feed(frame)
         for reply in out.replies:
-            await connection.resolve(reply)
+            await self._connection.control.resolve(reply.request_id, reply)
         for write in out.writes:
-            await self._write(connection, write)
+            await self._write(write)
         # notes first: what they write (get_usage after a result) reaches the CLI before the app
         # hears the turn ended, so the order of writes never depends on how fast the app is
         for note in out.notes:
-            await self._on_note(connection, note)
+            await self._on_note(note)
         for event in out.events:
-            await self._send(event)
-        recorder = self._setup.recorder
-        if recorder is not None:
-            failure = recorder.take_failure()
-            if failure is not None:
-                await self._diagnostic(failure, "record_wire")
+            await self.loop.send(event)
 
-    async def _write(self, connection: Connection, frame: Mapping[str, Any]) -> bool:
-        try:
-            await connection.send(frame)
-        except AgentError:
-            return False  # the process is gone; the reader reports the exit
-        return True
-
-    async def _on_note(self, connection: Connection, note: object) -> None:
+    async def _on_note(self, note: object) -> None:
         if isinstance(note, TurnFinished):
-            self._busy = False
             self._turn_user = None
             if self._usage_wanted:
-                try:
-                    await connection.request("get_usage", on_reply=self._usage_reply)
-                except AgentError:
-                    pass
+                await self._request("get_usage", on_reply=self._usage_reply)
         elif isinstance(note, SessionSeen):
             if self._persistent and note.session_id != self._token:
                 self._token = note.session_id
@@ -415,173 +359,172 @@ class ClaudeDriver(seam.Driver):
         if usage is None:
             self._usage_wanted = False  # an API key (or an old CLI): nothing to report, stop asking
             return
-        await self._send(seam.Content(PlanUsageUpdated(usage)))
+        await self.loop.send(seam.Content(PlanUsageUpdated(usage)))
 
     # -- commands
 
-    async def _handle(self, command: seam.DriverCommand) -> None:
+    async def _on_command(self, command: seam.DriverCommand) -> None:
         if isinstance(command, seam.StartTurn):
             await self._start_turn(command)
-        elif isinstance(command, seam.Steer):
-            await self._send(seam.SteerResult(False))  # Claude runs a mid-turn prompt as its own turn
         elif isinstance(command, seam.AnswerRequest):
             frame = self._translator.answer(command.request_id, command.answer)
             if frame is not None:
-                await self._write(self._connection, frame)
+                await self._write(frame)
+        elif isinstance(command, seam.Decline):
+            frame = self._translator.decline(command.request_id)  # None: already answered or denied
+            if frame is not None:
+                await self._write(frame)
         elif isinstance(command, seam.Configure):
-            await self._configure(command.option_id, command.value)
+            await self._configure(command)
         elif isinstance(command, seam.Cancel):
             await self._cancel()
         elif isinstance(command, seam.Compact):
             await self._compact()
         elif isinstance(command, seam.Rollback):
-            await self._rollback(command.turns, command.scope)
+            await self._rollback(command)
+        else:  # Steer: Claude runs a prompt sent during a turn as a turn of its own
+            await toolkit.refuse(self.loop.link, command)
 
     async def _start_turn(self, command: seam.StartTurn) -> None:
         content, problems = await prompt_content(command.input)
         user_uuid = str(uuid.uuid4())
         self._translator.begin_turn(user_uuid)
-        self._busy = True
         self._turn_user = user_uuid
-        written = await self._write(self._connection, frames.user_message(user_uuid, content))
-        await self._send(seam.TurnAck())
+        written = await self._write(frames.user_message(user_uuid, content))
+        await self.loop.send(seam.TurnAck())
         for problem in problems:
-            await self._diagnostic(problem, "attachment")
+            await self.loop.diagnostic(problem, DiagnosticCode.ATTACHMENT)
         if not written:
-            await self._send(seam.TurnEnd(Failed("Claude Code stopped reading its input")))
+            await self.loop.send(seam.TurnEnd(Failed(_STOPPED)))
 
     async def _compact(self) -> None:
         user_uuid = str(uuid.uuid4())
         self._translator.begin_turn(user_uuid)
-        self._busy = True
         self._turn_user = user_uuid
-        if not await self._write(self._connection, frames.user_message(user_uuid, "/compact")):
-            await self._send(seam.TurnEnd(Failed("Claude Code stopped reading its input")))
+        if not await self._write(frames.user_message(user_uuid, "/compact")):
+            await self.loop.send(seam.TurnEnd(Failed(_STOPPED)))
 
     async def _cancel(self) -> None:
-        connection = self._connection
-        for frame in self._translator.cancel():
-            await self._write(connection, frame)
+        for frame in self._translator.cancel():  # deny open requests first; their Declines are no-ops
+            await self._write(frame)
         turn_user = self._turn_user
 
         async def receipt(reply: ControlReply) -> None:
-            cancelled = [item for item in as_list(reply.body.get("cancelled")) if isinstance(item, str)]
+            cancelled = [item for item in j.arr(reply.body.get("cancelled")) if isinstance(item, str)]
             if turn_user is not None and turn_user in cancelled and self._turn_user == turn_user:
                 # the interrupt removed the prompt before it ran: no result will come
                 self._translator.cancelled_without_result()
-                self._busy = False
                 self._turn_user = None
-                await self._send(seam.TurnEnd(Cancelled()))
+                await self.loop.send(seam.TurnEnd(Cancelled()))
 
-        try:
-            await connection.request("interrupt", on_reply=receipt)
-        except AgentError:
-            pass
+        await self._request("interrupt", on_reply=receipt)
 
     # -- configuration
 
-    async def _configure(self, option_id: str, value: ConfigValue) -> None:
+    async def _configure(self, command: seam.Configure) -> None:
+        option_id, value = command.option_id, command.value
         if option_id == "fast":
-            await self._switch_fast(value is True)
+            await self._switch_fast(command, value is True)
             return
         if option_id == "model":
-            reply = await self._connection.call("set_model", model=value)
+            reply = await self._call("set_model", model=value)
         elif option_id == "effort":
-            reply = await self._connection.call("apply_flag_settings", settings={"effortLevel": value})
+            reply = await self._call("apply_flag_settings", settings={"effortLevel": value})
         elif option_id == "mode":
-            reply = await self._connection.call("set_permission_mode", mode=value)
+            reply = await self._call("set_permission_mode", mode=value)
         else:
-            await self._diagnostic(f"Claude has no setting {option_id!r}", "configure_refused")
+            await toolkit.refuse(self.loop.link, command, f"Claude has no setting {option_id!r}")
             return
         if not reply.ok:
-            await self._diagnostic(f"Claude refused {option_id}={value!r}: {reply.error}", "configure_refused")
+            await toolkit.refuse(self.loop.link, command, f"Claude refused {option_id}={value!r}: {reply.error}")
             return
         self._config[option_id] = value
         await self._info_changed()
 
-    async def _switch_fast(self, fast: bool) -> None:
+    async def _switch_fast(self, command: seam.Configure, fast: bool) -> None:
+        """Relaunch on the same conversation with fast mode on or off (the engine sends this only
+        between turns: ``fast`` is a ``between_turns`` option)."""
         if self._config.get("fast") is fast:
             await self._info_changed()  # already so: confirm without a relaunch
             return
-        if self._busy:
-            await self._diagnostic(
-                "fast mode can only change between turns; try again when the turn ends", "configure_refused"
-            )
-            return
         if self._token is None or not self._persistent:
-            await self._diagnostic("fast mode needs a resumable session", "configure_refused")
+            await toolkit.refuse(self.loop.link, command, "fast mode needs a resumable session")
             return
         configuration = {**self._config, "fast": fast}
-        if await self._respawn(Launch(resume=self._token, configuration=configuration), close_first=True):
+        if await self._relaunch(LaunchSpec(resume=self._token, configuration=configuration)):
             self._config = configuration
             await self._info_changed()
 
     # -- rollback
 
-    async def _rollback(self, turns: int, scope: RollbackScope) -> None:
-        history = self._translator.history
+    async def _rollback(self, command: seam.Rollback) -> None:
+        turns, history = command.turns, self._translator.history
         if turns > len(history):
-            await self._diagnostic(
-                f"only the {len(history)} turn(s) this session ran can be rolled back, not {turns}", "rollback_refused"
-            )
+            reason = f"only the {len(history)} turn(s) this session ran can be rolled back, not {turns}"
+            await toolkit.refuse(self.loop.link, command, reason)
             return
         gone, kept = history[len(history) - turns :], history[: len(history) - turns]
-        if scope is RollbackScope.CONVERSATION_AND_FILES and not await self._rewind_files(gone):
+        if command.scope is RollbackScope.CONVERSATION_AND_FILES and not await self._rewind_files(command, gone):
             return
         fork_at = kept[-1].fork_point if kept else None
         new_id = str(uuid.uuid4())
         if fork_at is not None and self._token is not None:
-            launch = Launch(
+            spec = LaunchSpec(
                 session_id=new_id, resume=self._token, fork=True, fork_at=fork_at, configuration=dict(self._config)
             )
         else:
-            launch = Launch(session_id=new_id, configuration=dict(self._config))
-        if await self._respawn(launch, close_first=False):
+            spec = LaunchSpec(session_id=new_id, configuration=dict(self._config))
+        if await self._fork(spec):
             self._translator.history = list(kept)
             self._token = new_id
             await self._info_changed()
 
-    async def _rewind_files(self, gone: list[TurnMark]) -> bool:
+    async def _rewind_files(self, command: seam.Rollback, gone: list[TurnMark]) -> bool:
         target = next((mark.user_uuid for mark in gone if mark.user_uuid is not None), None)
         if target is None:
-            await self._diagnostic(
-                "no prompt of the rolled-back turns is known; files were not restored", "rollback_refused"
+            await toolkit.refuse(
+                self.loop.link, command, "no prompt of the rolled-back turns is known; files were not restored"
             )
             return False
-        reply = await self._connection.call("rewind_files", user_message_id=target, dry_run=False)
-        error = reply.error or opt_str(reply.body.get("error"))
+        reply = await self._call("rewind_files", user_message_id=target, dry_run=False)
+        error = reply.error or j.nonempty(reply.body.get("error"))
         if not reply.ok or reply.body.get("canRewind") is False:
-            await self._diagnostic(f"Claude could not restore the files: {error or 'refused'}", "rollback_refused")
+            await toolkit.refuse(self.loop.link, command, f"Claude could not restore the files: {error or 'refused'}")
             return False
         return True
 
-    # -- respawn
+    # -- relaunching under the same Session
 
-    async def _respawn(self, launch: Launch, *, close_first: bool) -> bool:
-        """Replace the process under the same Session; True on success.
-
-        ``close_first`` (a resume of the same conversation, which must not run twice): a failed
-        relaunch ends the session (``Exited``). Otherwise (a fork) the old process keeps serving
-        and a diagnostic says why the relaunch failed.
-        """
+    async def _relaunch(self, spec: LaunchSpec) -> bool:
+        """Replace the process by one that resumes the same conversation; True on success. The old
+        one is closed first (a conversation must not run in two processes), so a relaunch that
+        fails ends the session (``Exited``)."""
         old = self._connection
-        if close_first:
-            await old.close()
+        self.loop.detach()  # the old process's end is not the agent's death
+        await old.close()
         try:
-            connection = await self._setup.open(launch)
+            connection = await self._setup.open(spec)
         except AgentError as exc:
-            if not close_first:
-                await self._diagnostic(f"Claude could not be relaunched: {exc.message}", "respawn_failed")
-                return False
-            await self._send(seam.Exited("relaunch failed", exc.message))
-            if self._tg is not None:
-                self._tg.cancel_scope.cancel()
+            await self.loop.exit("relaunch failed", exc.message)
             return False
+        self._adopt(connection)
+        return True
+
+    async def _fork(self, spec: LaunchSpec) -> bool:
+        """Start a process on a fork while the old one keeps serving, then switch to it; True on
+        success. A failed fork is a ``respawn_failed`` diagnostic and the session goes on."""
+        try:
+            connection = await self._setup.open(spec)
+        except AgentError as exc:
+            await self.loop.diagnostic(f"Claude could not be relaunched: {exc.message}", DiagnosticCode.RESPAWN_FAILED)
+            return False
+        old = self._connection
+        self._adopt(connection)
+        await old.close()
+        return True
+
+    def _adopt(self, connection: Connection) -> None:
         self._connection = connection
-        if not close_first:
-            await old.close()
         self._models = models_of(connection.init) or self._models
         self._commands = commands_of(connection.init) or self._commands
-        assert self._tg is not None
-        self._tg.start_soon(self._read, connection)
-        return True
+        self.loop.attach(connection.process, connection)

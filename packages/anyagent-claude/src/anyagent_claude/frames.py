@@ -19,6 +19,7 @@ __all__ = [
 
 DENY_MESSAGE = "The user denied this tool use."
 CANCEL_MESSAGE = "The user cancelled the turn."
+DECLINE_MESSAGE = "The request was closed without an answer."
 
 
 def control_request(request_id: str, subtype: str, **fields: Any) -> dict[str, Any]:

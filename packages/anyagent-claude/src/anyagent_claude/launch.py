@@ -1,7 +1,8 @@
-"""How one ``claude`` process is launched: its argv and environment. Pure functions.
+"""What one ``claude`` process is for, as Claude Code's own flags. Pure functions.
 
-In: the installation, the profile, the session options and what this launch is for (a new
-session, a resume, a fork at a message). Out: the argv and environment for ``anyagent.process``.
+In: the session options and what this launch is for (a new session, a resume, a fork at a
+message, the settings to start with). Out: the flags that follow the protocol arguments
+(``toolkit.launch_argv``: the installation's, else the profile's, else ``BASE_ARGS``).
 """
 
 from __future__ import annotations
@@ -12,15 +13,13 @@ from typing import Any
 
 import attrs
 
-from anyagent import AgentInstallation, AgentProfile, ConfigValue, McpHttp, McpSse, McpStdio, SessionOptions
+from anyagent import ConfigValue, McpHttp, McpSse, McpStdio, SessionOptions
 
-from .profile import BASE_ARGS, PROFILE
-
-__all__ = ["Launch", "argv", "child_env", "mcp_config"]
+__all__ = ["LaunchSpec", "claude_args", "mcp_config"]
 
 
 @attrs.frozen
-class Launch:
+class LaunchSpec:
     """What one process is for.
 
     ``session_id``: the id to give a new conversation (``--session-id``; also the fork's new id).
@@ -51,19 +50,10 @@ def mcp_config(servers: Sequence[McpStdio | McpHttp | McpSse]) -> str:
     return json.dumps({"mcpServers": config}, separators=(",", ":"))
 
 
-def _protocol_args(installation: AgentInstallation, profile: AgentProfile | None) -> tuple[str, ...]:
-    if installation.args:
-        return installation.args
-    if profile is not None and profile.args:
-        return profile.args
-    return BASE_ARGS
-
-
-def argv(
-    installation: AgentInstallation, profile: AgentProfile | None, options: SessionOptions, launch: Launch
-) -> list[str]:
-    """The full command line for one ``claude`` process."""
-    args = [str(installation.executable_path), *_protocol_args(installation, profile)]
+def claude_args(options: SessionOptions, launch: LaunchSpec) -> list[str]:
+    """The flags of one ``claude`` process after its protocol arguments: what conversation it
+    serves, its settings, the app's MCP servers, and no tools for ``without_tools``."""
+    args: list[str] = []
     if launch.resume is not None:
         args += ["--resume", launch.resume]
         if launch.fork:
@@ -89,12 +79,3 @@ def argv(
     if options.no_tools:
         args += ["--tools", "", "--no-session-persistence"]
     return args
-
-
-def child_env(env: Mapping[str, str], profile: AgentProfile | None) -> dict[str, str]:
-    """The launch environment: the session's, plus the profile's verified quirk variables."""
-    quirks = (profile or PROFILE).quirks
-    result = dict(env)
-    for name, value in dict(quirks.get("env", {})).items():
-        result.setdefault(name, value)
-    return result

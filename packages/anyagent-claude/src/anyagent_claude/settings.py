@@ -27,8 +27,7 @@ from anyagent import (
     SlashCommand,
     Unauthenticated,
 )
-
-from ._json import as_bool, as_dict, as_list, as_str, opt_str
+from anyagent import jsonread as j
 
 __all__ = [
     "MODES",
@@ -70,22 +69,20 @@ class Model:
 def models_of(init: Mapping[str, Any]) -> tuple[Model, ...]:
     """The models Claude offers, in its order (entries without a ``value`` are skipped)."""
     models: list[Model] = []
-    for item in as_list(init.get("models")):
-        item = as_dict(item)
-        value = opt_str(item.get("value"))
+    for item in j.arr(init.get("models")):
+        item = j.obj(item)
+        value = j.nonempty(item.get("value"))
         if value is None or any(model.value == value for model in models):
             continue
-        efforts = tuple(
-            level for level in as_list(item.get("supportedEffortLevels")) if isinstance(level, str) and level
-        )
+        efforts = tuple(level for level in j.arr(item.get("supportedEffortLevels")) if isinstance(level, str) and level)
         models.append(
             Model(
                 value=value,
-                label=as_str(item.get("displayName")) or value,
-                description=opt_str(item.get("description")),
+                label=j.text(item.get("displayName"), "") or value,
+                description=j.nonempty(item.get("description")),
                 efforts=efforts if item.get("supportsEffort") is not False else (),
-                fast=as_bool(item.get("supportsFastMode")),
-                auto_mode=as_bool(item.get("supportsAutoMode")),
+                fast=j.flag(item.get("supportsFastMode")),
+                auto_mode=j.flag(item.get("supportsAutoMode")),
             )
         )
     return tuple(models)
@@ -109,7 +106,8 @@ def config_options(
     """The options for the current ``configuration`` and that configuration, cleaned.
 
     ``effort`` follows the model (absent when it has no levels; a level the new model lacks is
-    dropped), ``fast`` appears only for models that support it, ``mode`` offers ``auto`` only
+    dropped), ``fast`` appears only for models that support it (a ``between_turns`` option: it
+    relaunches ``claude``), ``mode`` offers ``auto`` only
     for models that support it and ``bypassPermissions`` only when the session launched with it.
     """
     current: dict[str, ConfigValue] = dict(configuration)
@@ -134,7 +132,10 @@ def config_options(
         current.pop("effort", None)
     if model is not None and model.fast:
         current["fast"] = current.get("fast") is True
-        options.append(ConfigOption("fast", "Fast mode", BooleanKind(), current["fast"], True, "speed"))
+        # fast mode relaunches claude on the same conversation: the engine holds it while a turn runs
+        options.append(
+            ConfigOption("fast", "Fast mode", BooleanKind(), current["fast"], True, "speed", between_turns=True)
+        )
     else:
         current.pop("fast", None)
     modes = list(MODES)
@@ -157,17 +158,17 @@ def auth_status(account: Mapping[str, Any], env: Mapping[str, str], login: Seque
     """
     if not account:
         return AuthUnknown()
-    email = opt_str(account.get("email"))
-    plan = opt_str(account.get("subscriptionType"))
-    if as_str(account.get("apiProvider")) in _CLOUD_PROVIDERS:
+    email = j.nonempty(account.get("email"))
+    plan = j.nonempty(account.get("subscriptionType"))
+    if j.text(account.get("apiProvider"), "") in _CLOUD_PROVIDERS:
         return Authenticated(AuthKind.CLOUD_PROVIDER, Account(email, plan))
     if plan is not None:
         return Authenticated(AuthKind.SUBSCRIPTION, Account(email, plan))
-    token = opt_str(account.get("tokenSource"))
+    token = j.nonempty(account.get("tokenSource"))
     if token is not None and token != "none":
         kind = AuthKind.SUBSCRIPTION if token in _SUBSCRIPTION_TOKENS else AuthKind.API_KEY
         return Authenticated(kind, Account(email, plan))
-    key = opt_str(account.get("apiKeySource"))
+    key = j.nonempty(account.get("apiKeySource"))
     if key is not None and key != "none":
         return Authenticated(AuthKind.API_KEY, Account(email, None))
     if email is not None:
@@ -183,11 +184,11 @@ def commands_of(init: Mapping[str, Any]) -> tuple[SlashCommand, ...]:
     """``initialize.commands`` as slash commands (name, description, argument hint)."""
     commands: list[SlashCommand] = []
     seen: set[str] = set()
-    for item in as_list(init.get("commands")):
-        item = as_dict(item)
-        name = opt_str(item.get("name"))
+    for item in j.arr(init.get("commands")):
+        item = j.obj(item)
+        name = j.nonempty(item.get("name"))
         if name is None or name in seen:
             continue
         seen.add(name)
-        commands.append(SlashCommand(name, as_str(item.get("description")), opt_str(item.get("argumentHint"))))
+        commands.append(SlashCommand(name, j.text(item.get("description"), ""), j.nonempty(item.get("argumentHint"))))
     return tuple(commands)

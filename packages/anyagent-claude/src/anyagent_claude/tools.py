@@ -26,9 +26,8 @@ from anyagent import (
     ToolStatus,
     ToolUpdate,
 )
+from anyagent import jsonread as j
 from anyagent.seam import OUTPUT_CAP
-
-from ._json import as_bool, as_dict, as_list, as_str, opt_str
 
 __all__ = [
     "QUESTION_TOOL",
@@ -87,18 +86,18 @@ def tool_kind(name: str) -> ToolKindValue:
 
 
 def _typed_input(name: str, args: Mapping[str, Any]) -> ToolInput:
-    path = opt_str(args.get("file_path")) or opt_str(args.get("notebook_path")) or opt_str(args.get("path"))
-    pattern = opt_str(args.get("pattern")) or (
-        opt_str(args.get("query")) if name in ("WebSearch", "ToolSearch") else None
+    path = j.nonempty(args.get("file_path")) or j.nonempty(args.get("notebook_path")) or j.nonempty(args.get("path"))
+    pattern = j.nonempty(args.get("pattern")) or (
+        j.nonempty(args.get("query")) if name in ("WebSearch", "ToolSearch") else None
     )
-    description = opt_str(args.get("description"))
+    description = j.nonempty(args.get("description"))
     if description is None and name in ("Task", "Agent"):
-        description = opt_str(args.get("prompt"))
+        description = j.nonempty(args.get("prompt"))
     return ToolInput(
-        command=opt_str(args.get("command")),
+        command=j.nonempty(args.get("command")),
         path=path,
         pattern=pattern,
-        url=opt_str(args.get("url")),
+        url=j.nonempty(args.get("url")),
         description=description,
         arguments=dict(args),
     )
@@ -117,7 +116,7 @@ def _title(name: str, kind: ToolKindValue, typed: ToolInput) -> str:
 
 def tool_started(tool_id: str, name: str, args: object) -> ToolUpdate:
     """The snapshot of a ``tool_use`` block: the tool is running."""
-    arguments = as_dict(args)
+    arguments = j.obj(args)
     kind = tool_kind(name)
     typed = _typed_input(name, arguments)
     path = typed.path
@@ -136,15 +135,15 @@ def tool_started(tool_id: str, name: str, args: object) -> ToolUpdate:
 def _proposed_diffs(name: str, arguments: Mapping[str, Any]) -> tuple[FileDiff, ...]:
     """The edits an ``Edit``/``MultiEdit`` call asks to make, so a permission prompt can show them
     before they happen (the result's diffs replace them; a failed edit drops them)."""
-    path = opt_str(arguments.get("file_path"))
+    path = j.nonempty(arguments.get("file_path"))
     if path is None:
         return ()
     if name == "Edit" and isinstance(arguments.get("new_string"), str):
-        return (FileDiff(path, arguments["new_string"], as_str(arguments.get("old_string"))),)
+        return (FileDiff(path, arguments["new_string"], j.text(arguments.get("old_string"), "")),)
     if name == "MultiEdit":
-        edits = [as_dict(edit) for edit in as_list(arguments.get("edits"))]
+        edits = [j.obj(edit) for edit in j.arr(arguments.get("edits"))]
         return tuple(
-            FileDiff(path, edit["new_string"], as_str(edit.get("old_string")))
+            FileDiff(path, edit["new_string"], j.text(edit.get("old_string"), ""))
             for edit in edits
             if isinstance(edit.get("new_string"), str)
         )
@@ -156,11 +155,11 @@ def result_text(content: object) -> str:
     if isinstance(content, str):
         return content
     parts: list[str] = []
-    for block in as_list(content):
-        block = as_dict(block)
+    for block in j.arr(content):
+        block = j.obj(block)
         kind = block.get("type")
         if kind == "text":
-            parts.append(as_str(block.get("text")))
+            parts.append(j.text(block.get("text"), ""))
         elif kind == "image":
             parts.append("[image]")
     return "\n".join(parts)
@@ -168,8 +167,8 @@ def result_text(content: object) -> str:
 
 def _diffs(result: object) -> tuple[FileDiff, ...]:
     """File edits described by a ``tool_use_result`` (Write create/update, Edit, MultiEdit)."""
-    data = as_dict(result)
-    path = opt_str(data.get("filePath"))
+    data = j.obj(result)
+    path = j.nonempty(data.get("filePath"))
     if path is None:
         return ()
     if isinstance(data.get("newString"), str):
@@ -178,9 +177,9 @@ def _diffs(result: object) -> tuple[FileDiff, ...]:
     if isinstance(data.get("content"), str) and data.get("type") in ("create", "update"):
         original = data.get("originalFile")
         return (FileDiff(path, data["content"], original if isinstance(original, str) else None),)
-    edits = [as_dict(edit) for edit in as_list(data.get("edits"))]
+    edits = [j.obj(edit) for edit in j.arr(data.get("edits"))]
     return tuple(
-        FileDiff(path, as_str(edit.get("new_string")), as_str(edit.get("old_string")))
+        FileDiff(path, j.text(edit.get("new_string"), ""), j.text(edit.get("old_string"), ""))
         for edit in edits
         if isinstance(edit.get("new_string"), str)
     )
@@ -195,9 +194,9 @@ def tool_finished(
     stays running: it completes on the task's notification.
     """
     output = cap(result_text(block.get("content")))
-    failed = as_bool(block.get("is_error"))
-    details = as_dict(use_result)
-    background = background or opt_str(details.get("backgroundTaskId")) is not None or as_bool(details.get("isAsync"))
+    failed = j.flag(block.get("is_error"))
+    details = j.obj(use_result)
+    background = background or j.nonempty(details.get("backgroundTaskId")) is not None or j.flag(details.get("isAsync"))
     status = ToolStatus.RUNNING if background else ToolStatus.FAILED if failed else ToolStatus.COMPLETED
     diffs = () if failed else (_diffs(use_result) or previous.diffs)
     return attrs.evolve(previous, status=status, output=output or None, diffs=diffs)
@@ -206,19 +205,19 @@ def tool_finished(
 def plan_entries(args: object) -> tuple[PlanEntry, ...]:
     """``TodoWrite``'s ``todos`` as plan entries (``content`` + ``status``)."""
     entries: list[PlanEntry] = []
-    for todo in as_list(as_dict(args).get("todos")):
-        todo = as_dict(todo)
-        content = as_str(todo.get("content")) or as_str(todo.get("activeForm"))
+    for todo in j.arr(j.obj(args).get("todos")):
+        todo = j.obj(todo)
+        content = j.text(todo.get("content"), "") or j.text(todo.get("activeForm"), "")
         if not content:
             continue
-        status_name = as_str(todo.get("status"))
+        status_name = j.text(todo.get("status"), "")
         if status_name in ("in_progress", "inProgress"):
             status = PlanEntryStatus.IN_PROGRESS
         elif status_name == "completed":
             status = PlanEntryStatus.COMPLETED
         else:
             status = PlanEntryStatus.PENDING
-        entries.append(PlanEntry(content, status, opt_str(todo.get("priority"))))
+        entries.append(PlanEntry(content, status, j.nonempty(todo.get("priority"))))
     return tuple(entries)
 
 
@@ -236,24 +235,24 @@ def _choice_ids(labels: list[str]) -> list[str]:
 def questions_of(args: object) -> tuple[Question, ...]:
     """``AskUserQuestion``'s ``questions`` as anyagent questions (free text is always allowed)."""
     questions: list[Question] = []
-    for index, item in enumerate(as_list(as_dict(args).get("questions"))):
-        item = as_dict(item)
-        text = as_str(item.get("question"))
+    for index, item in enumerate(j.arr(j.obj(args).get("questions"))):
+        item = j.obj(item)
+        text = j.text(item.get("question"), "")
         if not text:
             continue
-        options = [as_dict(option) for option in as_list(item.get("options"))]
-        labels = [as_str(option.get("label")) for option in options]
+        options = [j.obj(option) for option in j.arr(item.get("options"))]
+        labels = [j.text(option.get("label"), "") for option in options]
         choices = tuple(
-            QuestionChoice(choice_id, label or choice_id, opt_str(option.get("description")))
+            QuestionChoice(choice_id, label or choice_id, j.nonempty(option.get("description")))
             for choice_id, label, option in zip(_choice_ids(labels), labels, options, strict=True)
         )
         questions.append(
             Question(
                 id=f"q{index + 1}",
                 text=text,
-                header=opt_str(item.get("header")),
+                header=j.nonempty(item.get("header")),
                 choices=choices,
-                multi_select=as_bool(item.get("multiSelect")),
+                multi_select=j.flag(item.get("multiSelect")),
                 allows_free_text=True,
             )
         )

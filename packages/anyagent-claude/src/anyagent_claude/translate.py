@@ -3,11 +3,14 @@
 ``Translator.feed(frame)`` takes one parsed stdout line and returns a ``Translation``: the
 ``DriverEvent``s to send to the engine, frames to write back to the CLI (answers to control
 requests anyagent does not serve, so the CLI never waits), replies to anyagent's own control
-requests, and notes for the driver (session id, permission mode, a finished turn).
+requests, and notes for the driver (session id, permission mode, a finished turn). A frame of an
+unexpected shape becomes defaults or a ``Diagnostic`` (the frame in ``raw``), never an exception.
 
 Turn rules stay in the engine; the translator only keeps what the wire needs to be read:
-which message a delta belongs to, which tools are running, which requests are open, the
-last usage for context occupancy, and the (user uuid, fork point) of every finished turn.
+which message a delta belongs to, which tools are running (a tool that goes to the background is
+reported with ``ToolBackgrounded``; the engine ends the others at the turn's end), which
+``can_use_tool`` requests wait for an answer (answered or declined once), the last usage for
+context occupancy, and the (user uuid, fork point) of every finished turn.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from anyagent import (
     ContextCompacted,
     ContextUsage,
     Diagnostic,
+    DiagnosticCode,
     DiagnosticInfo,
     DiagnosticLevel,
     EventKind,
@@ -50,14 +54,13 @@ from anyagent import (
     UserMessage,
     seam,
 )
+from anyagent import jsonread as j
 
 from . import frames
-from ._json import as_bool, as_dict, as_int, as_list, as_str, opt_str
 from .tools import PLAN_TOOL, QUESTION_TOOL, cap, plan_entries, questions_of, tool_finished, tool_started
 
 __all__ = [
     "FORK_POINT",
-    "RAW_FRAME",
     "ControlReply",
     "ModeSeen",
     "SessionSeen",
@@ -66,9 +69,6 @@ __all__ = [
     "TurnFinished",
     "TurnMark",
 ]
-
-RAW_FRAME = "claude/raw_frame"
-"""Extension key carrying a frame anyagent did not understand."""
 
 FORK_POINT = "claude/fork_point"
 """Extension key on ``MessageEnded``: the assistant uuid to fork a new session at."""
@@ -176,9 +176,8 @@ class Translation:
         level: DiagnosticLevel = DiagnosticLevel.INFO,
         frame: object = None,
     ) -> None:
-        """Queue a diagnostic; ``frame`` (the raw frame) rides in the ``claude/raw_frame`` extension."""
-        extensions = {RAW_FRAME: frame} if frame is not None else None
-        self.content(Diagnostic(DiagnosticInfo(message, level, code)), None, extensions)
+        """Queue a diagnostic with a ``DiagnosticCode``; ``frame`` (the raw frame) goes in ``raw``."""
+        self.content(Diagnostic(DiagnosticInfo(message, level, code, frame)))
 
 
 @attrs.define
@@ -231,11 +230,18 @@ class Translator:
         self._cancelling = False
 
     def cancel(self) -> list[dict[str, Any]]:
-        """The turn is being cancelled: its ``result`` means ``Cancelled``; deny every open request."""
+        """The turn is being cancelled: its ``result`` means ``Cancelled``; the frames that deny
+        every open request (each is then forgotten, so a later ``decline`` of it writes nothing)."""
         self._cancelling = True
-        writes = [frames.permission_deny(request_id, frames.CANCEL_MESSAGE) for request_id in self._requests]
-        self._requests.clear()
-        return writes
+        writes = [self.decline(request_id, frames.CANCEL_MESSAGE) for request_id in list(self._requests)]
+        return [frame for frame in writes if frame is not None]
+
+    def decline(self, request_id: str, message: str = frames.DECLINE_MESSAGE) -> dict[str, Any] | None:
+        """The frame that denies the open request ``request_id`` (the engine closed it unanswered),
+        or None when it is not open (already answered, withdrawn, denied or ended with its turn)."""
+        if self._requests.pop(request_id, None) is None:
+            return None
+        return frames.permission_deny(request_id, message)
 
     def cancelled_without_result(self) -> TurnFinished:
         """The interrupt removed the prompt before it ran: no ``result`` will come, end it here."""
@@ -264,45 +270,35 @@ class Translator:
     # frames
 
     def feed(self, frame: object) -> Translation:
-        """Translate one parsed stdout line. Never raises: an odd frame becomes a diagnostic."""
+        """Translate one parsed stdout line. A frame of an odd shape becomes defaults or a
+        diagnostic; the driver loop reports anything that still raises as ``frame_error``."""
         out = Translation()
-        try:
-            self._feed(frame, out)
-        except Exception as exc:  # a frame shape nobody anticipated must not end the session
-            out.diagnostic(
-                f"a Claude frame could not be read ({type(exc).__name__}: {exc}); it was skipped",
-                "frame_error",
-                DiagnosticLevel.WARNING,
-                frame,
-            )
-        return out
-
-    def _feed(self, frame: object, out: Translation) -> None:
         if not isinstance(frame, Mapping):
-            out.diagnostic("Claude sent a line that is not a JSON object", "unknown_frame", frame=frame)
-            return
+            out.diagnostic("Claude sent a line that is not a JSON object", DiagnosticCode.BAD_LINE, frame=frame)
+            return out
         kind = frame.get("type")
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is not None:
             handler(self, frame, out)
         elif not isinstance(kind, str) or kind not in _QUIET_TYPES:  # a list or object "type" is unknown too
-            out.diagnostic(f"Claude sent an unknown frame type {kind!r}", "unknown_frame", frame=frame)
+            out.diagnostic(f"Claude sent an unknown frame type {kind!r}", DiagnosticCode.UNKNOWN_FRAME, frame=frame)
+        return out
 
     # stream_event: the Anthropic streaming events, wrapped
 
     def _stream(self, frame: Mapping[str, Any], out: Translation) -> None:
-        event = as_dict(frame.get("event"))
-        parent = opt_str(frame.get("parent_tool_use_id"))
+        event = j.obj(frame.get("event"))
+        parent = j.nonempty(frame.get("parent_tool_use_id"))
         kind = event.get("type")
         if kind == "message_start":
-            message = as_dict(event.get("message"))
-            message_id = opt_str(message.get("id")) or opt_str(frame.get("api_message_id"))
+            message = j.obj(event.get("message"))
+            message_id = j.nonempty(message.get("id")) or j.nonempty(frame.get("api_message_id"))
             if message_id is not None:
                 self._current[parent] = message_id
                 if parent is None:
                     self._take_usage(message_id, message.get("usage"))
         elif kind == "content_block_delta":
-            self._delta(self._message_id(frame, parent), as_dict(event.get("delta")), parent, out)
+            self._delta(self._message_id(frame, parent), j.obj(event.get("delta")), parent, out)
         elif kind == "message_delta":
             if parent is None:
                 self._merge_usage(event.get("usage"))
@@ -310,14 +306,14 @@ class Translator:
             self._end_message(self._message_id(frame, parent), out)
 
     def _message_id(self, frame: Mapping[str, Any], parent: str | None) -> str:
-        return opt_str(frame.get("api_message_id")) or self._current.get(parent) or f"{parent or 'main'}-message"
+        return j.nonempty(frame.get("api_message_id")) or self._current.get(parent) or f"{parent or 'main'}-message"
 
     def _delta(self, message_id: str, delta: Mapping[str, Any], parent: str | None, out: Translation) -> None:
         kind = delta.get("type")
         if kind not in ("text_delta", "thinking_delta"):
             return  # input_json_delta (the tool input arrives whole), signature_delta, citations
         self._streamed.add(message_id)
-        text = as_str(delta.get("text") if kind == "text_delta" else delta.get("thinking"))
+        text = j.text(delta.get("text") if kind == "text_delta" else delta.get("thinking"), "")
         if not text:
             return
         self._open[message_id] = parent
@@ -334,10 +330,10 @@ class Translator:
     # assistant: one frame per finished content block
 
     def _assistant(self, frame: Mapping[str, Any], out: Translation) -> None:
-        message = as_dict(frame.get("message"))
-        parent = opt_str(frame.get("parent_tool_use_id"))
-        message_id = opt_str(message.get("id")) or opt_str(frame.get("uuid")) or "assistant"
-        uuid = opt_str(frame.get("uuid"))
+        message = j.obj(frame.get("message"))
+        parent = j.nonempty(frame.get("parent_tool_use_id"))
+        message_id = j.nonempty(message.get("id")) or j.nonempty(frame.get("uuid")) or "assistant"
+        uuid = j.nonempty(frame.get("uuid"))
         if parent is None:
             if uuid is not None:
                 self.fork_point = uuid
@@ -345,11 +341,11 @@ class Translator:
             if message_id != self._usage_message:
                 self._take_usage(message_id, message.get("usage"))
         streamed = message_id in self._streamed
-        for block in as_list(message.get("content")):
-            block = as_dict(block)
+        for block in j.arr(message.get("content")):
+            block = j.obj(block)
             kind = block.get("type")
             if kind in ("text", "thinking") and not streamed:
-                text = as_str(block.get("text") if kind == "text" else block.get("thinking"))
+                text = j.text(block.get("text") if kind == "text" else block.get("thinking"), "")
                 if text:
                     self._open[message_id] = parent
                     out.content(
@@ -366,8 +362,8 @@ class Translator:
             out.events.append(seam.AuthLost(self.login))
 
     def _tool_use(self, block: Mapping[str, Any], parent: str | None, out: Translation) -> None:
-        tool_id = opt_str(block.get("id"))
-        name = as_str(block.get("name"))
+        tool_id = j.nonempty(block.get("id"))
+        name = j.text(block.get("name"), "")
         if tool_id is None or tool_id in self._tools or tool_id in self._skipped:
             return
         if name == PLAN_TOOL:
@@ -384,31 +380,31 @@ class Translator:
     # user: tool results, subagent prompts, replays of anyagent's own prompts
 
     def _user(self, frame: Mapping[str, Any], out: Translation) -> None:
-        if as_bool(frame.get("isReplay")):
+        if j.flag(frame.get("isReplay")):
             return
-        parent = opt_str(frame.get("parent_tool_use_id"))
-        content = as_dict(frame.get("message")).get("content")
+        parent = j.nonempty(frame.get("parent_tool_use_id"))
+        content = j.obj(frame.get("message")).get("content")
         if isinstance(content, str):
             self._user_text(frame, content, parent, out)
             return
-        blocks = [as_dict(block) for block in as_list(content)]
+        blocks = [j.obj(block) for block in j.arr(content)]
         results = [block for block in blocks if block.get("type") == "tool_result"]
         use_result = frame.get("tool_use_result") if len(results) == 1 else None
         for block in results:
             self._tool_result(block, use_result, parent, out)
-        texts = [as_str(block.get("text")) for block in blocks if block.get("type") == "text"]
+        texts = [j.text(block.get("text"), "") for block in blocks if block.get("type") == "text"]
         if texts:
             self._user_text(frame, "\n".join(texts), parent, out)
 
     def _user_text(self, frame: Mapping[str, Any], text: str, parent: str | None, out: Translation) -> None:
         if parent is None or not text:
             return  # the CLI's own bookkeeping ("[Request interrupted by user]", command echoes)
-        message_id = opt_str(frame.get("uuid")) or f"{parent}-prompt"
+        message_id = j.nonempty(frame.get("uuid")) or f"{parent}-prompt"
         out.content(UserMessage(message_id, text), parent)
         out.content(MessageEnded(message_id), parent)
 
     def _tool_result(self, block: Mapping[str, Any], use_result: object, parent: str | None, out: Translation) -> None:
-        tool_id = opt_str(block.get("tool_use_id"))
+        tool_id = j.nonempty(block.get("tool_use_id"))
         if tool_id is None or tool_id in self._skipped:
             return
         entry = self._tools.get(tool_id)
@@ -418,37 +414,46 @@ class Translator:
         if update.status.active:
             entry.update = update
             self._tools[tool_id] = entry
-            self._background.add(tool_id)
-            task_id = opt_str(as_dict(use_result).get("backgroundTaskId"))
+            task_id = j.nonempty(j.obj(use_result).get("backgroundTaskId"))
             if task_id is not None:
                 self._tasks[task_id] = tool_id
-        else:
-            self._tools.pop(tool_id, None)
+            out.content(ToolUpdated(update), entry.parent)
+            self._backgrounded(tool_id, out)  # its result only says it started: it runs on
+            return
+        self._tools.pop(tool_id, None)
         out.content(ToolUpdated(update), entry.parent)
+
+    def _backgrounded(self, tool_id: str, out: Translation) -> None:
+        """``tool_id`` runs past its turn: tell the engine once (``TurnEnded.background``)."""
+        if tool_id not in self._background:
+            self._background.add(tool_id)
+            out.events.append(seam.ToolBackgrounded(tool_id))
 
     # control protocol
 
     def _control_request(self, frame: Mapping[str, Any], out: Translation) -> None:
-        request_id = opt_str(frame.get("request_id"))
-        request = as_dict(frame.get("request"))
-        subtype = as_str(request.get("subtype"))
+        request_id = j.nonempty(frame.get("request_id"))
+        request = j.obj(frame.get("request"))
+        subtype = j.text(request.get("subtype"), "")
         if request_id is None:
-            out.diagnostic("Claude sent a control request without an id", "unknown_control", frame=frame)
+            out.diagnostic("Claude sent a control request without an id", DiagnosticCode.BAD_FRAME, frame=frame)
             return
         if subtype == "can_use_tool":
-            self._can_use_tool(request_id, request, out)
+            self._can_use_tool(request_id, request, frame, out)
             return
         out.writes.append(frames.control_error(request_id, f"anyagent does not handle {subtype!r} control requests"))
         out.diagnostic(
             f"Claude sent an unsupported control request {subtype!r}; answered with an error",
-            "unknown_control",
+            DiagnosticCode.UNKNOWN_FRAME,
             frame=frame,
         )
 
-    def _can_use_tool(self, request_id: str, request: Mapping[str, Any], out: Translation) -> None:
-        tool_name = as_str(request.get("tool_name"))
-        tool_use_id = opt_str(request.get("tool_use_id"))
-        arguments = dict(as_dict(request.get("input")))
+    def _can_use_tool(
+        self, request_id: str, request: Mapping[str, Any], frame: Mapping[str, Any], out: Translation
+    ) -> None:
+        tool_name = j.text(request.get("tool_name"), "")
+        tool_use_id = j.nonempty(request.get("tool_use_id"))
+        arguments = dict(j.obj(request.get("input")))
         entry = self._tools.get(tool_use_id) if tool_use_id else None
         parent = entry.parent if entry is not None else None
         if tool_name == QUESTION_TOOL:
@@ -456,13 +461,13 @@ class Translator:
             if not questions:
                 out.writes.append(frames.permission_deny(request_id, "The question had no readable questions."))
                 out.diagnostic(
-                    "Claude asked an AskUserQuestion without questions; declined", "bad_question", frame=request
+                    "Claude asked an AskUserQuestion without questions; declined", DiagnosticCode.BAD_FRAME, frame=frame
                 )
                 return
             self._requests[request_id] = _OpenRequest(arguments, [], questions)
             out.content(RequestOpened(QuestionRequest(request_id, questions)), parent)
             return
-        suggestions = as_list(request.get("permission_suggestions"))
+        suggestions = j.arr(request.get("permission_suggestions"))
         tool = entry.update if entry is not None else tool_started(tool_use_id or request_id, tool_name, arguments)
         tool = attrs.evolve(tool, status=ToolStatus.PENDING)
         options = [PermissionChoice.ALLOW_ONCE]
@@ -470,61 +475,67 @@ class Translator:
             options.append(PermissionChoice.ALLOW_ALWAYS)
         options.append(PermissionChoice.DENY_ONCE)
         detail = (
-            opt_str(request.get("decision_reason"))
-            or opt_str(request.get("description"))
-            or opt_str(request.get("blocked_path"))
+            j.nonempty(request.get("decision_reason"))
+            or j.nonempty(request.get("description"))
+            or j.nonempty(request.get("blocked_path"))
         )
         self._requests[request_id] = _OpenRequest(arguments, suggestions)
         out.content(RequestOpened(PermissionRequest(request_id, tool, tuple(options), detail)), parent)
 
     def _control_cancel(self, frame: Mapping[str, Any], out: Translation) -> None:
-        request_id = opt_str(frame.get("request_id"))
+        request_id = j.nonempty(frame.get("request_id"))
         if request_id is not None and self._requests.pop(request_id, None) is not None:
             out.events.append(seam.RequestWithdrawn(request_id))
 
     def _control_response(self, frame: Mapping[str, Any], out: Translation) -> None:
-        response = as_dict(frame.get("response"))
-        request_id = opt_str(response.get("request_id"))
+        response = j.obj(frame.get("response"))
+        request_id = j.nonempty(response.get("request_id"))
         if request_id is None:
-            out.diagnostic("Claude sent a control response without a request id", "unknown_control", frame=frame)
+            out.diagnostic("Claude sent a control response without a request id", DiagnosticCode.BAD_FRAME, frame=frame)
             return
         ok = response.get("subtype") == "success"
         out.replies.append(
-            ControlReply(request_id, ok, dict(as_dict(response.get("response"))), as_str(response.get("error")))
+            ControlReply(request_id, ok, dict(j.obj(response.get("response"))), j.text(response.get("error"), ""))
         )
 
     # system
 
     def _system(self, frame: Mapping[str, Any], out: Translation) -> None:
-        subtype = as_str(frame.get("subtype"))
+        subtype = j.text(frame.get("subtype"), "")
         if subtype == "init":
-            session_id = opt_str(frame.get("session_id"))
+            session_id = j.nonempty(frame.get("session_id"))
             if session_id is not None:
                 self.session_id = session_id
                 out.notes.append(
-                    SessionSeen(session_id, opt_str(frame.get("model")), opt_str(frame.get("permissionMode")))
+                    SessionSeen(session_id, j.nonempty(frame.get("model")), j.nonempty(frame.get("permissionMode")))
                 )
         elif subtype == "status":
             self._status(frame, out)
         elif subtype == "compact_boundary":
-            post = as_int(as_dict(frame.get("compact_metadata")).get("post_tokens"), -1)
+            post = j.integer(j.obj(frame.get("compact_metadata")).get("post_tokens"), -1)
             if post >= 0:
                 self._usage = {"input_tokens": post}  # what the turn's ContextUsage reports
                 self._usage_message = None
             self._compaction_done(out)
         elif subtype == "task_started":
-            self._task_started(frame)
+            self._task_started(frame, out)
         elif subtype == "task_notification":
             self._task_notification(frame, out)
         elif subtype == "api_retry":
-            attempt, most = as_int(frame.get("attempt")), as_int(frame.get("max_retries"))
-            error = as_str(frame.get("error")) or as_str(frame.get("error_status")) or "an API error"
-            out.diagnostic(f"Claude is retrying the model request (attempt {attempt} of {most}): {error}", "api_retry")
+            attempt, most = j.integer(frame.get("attempt"), 0), j.integer(frame.get("max_retries"), 0)
+            error = j.text(frame.get("error"), "") or j.text(frame.get("error_status"), "") or "an API error"
+            out.diagnostic(
+                f"Claude is retrying the model request (attempt {attempt} of {most}): {error}",
+                DiagnosticCode.API_RETRY,
+                frame=frame,
+            )
         elif subtype not in _QUIET_SYSTEM:
-            out.diagnostic(f"Claude sent an unknown system frame {subtype!r}", "unknown_frame", frame=frame)
+            out.diagnostic(
+                f"Claude sent an unknown system frame {subtype!r}", DiagnosticCode.UNKNOWN_FRAME, frame=frame
+            )
 
     def _status(self, frame: Mapping[str, Any], out: Translation) -> None:
-        mode = opt_str(frame.get("permissionMode"))
+        mode = j.nonempty(frame.get("permissionMode"))
         if mode is not None:
             out.notes.append(ModeSeen(mode))
         if frame.get("status") == "compacting":
@@ -533,26 +544,28 @@ class Translator:
         if result == "success":
             self._compaction_done(out)
         elif isinstance(result, str):
-            error = as_str(frame.get("compact_error")) or f"compaction {result}"
-            out.diagnostic(f"Claude did not compact: {error}", "compact_failed", DiagnosticLevel.WARNING)
+            error = j.text(frame.get("compact_error"), "") or f"compaction {result}"
+            out.diagnostic(
+                f"Claude did not compact: {error}", DiagnosticCode.COMPACT_FAILED, DiagnosticLevel.WARNING, frame
+            )
 
     def _compaction_done(self, out: Translation) -> None:
         if not self._compacted:
             self._compacted = True
             out.content(ContextCompacted())
 
-    def _task_started(self, frame: Mapping[str, Any]) -> None:
+    def _task_started(self, frame: Mapping[str, Any], out: Translation) -> None:
         """A tool went to the background (``run_in_background``, an async subagent): its result
         will not finish it; the task's notification will."""
-        task_id = opt_str(frame.get("task_id"))
-        tool_id = opt_str(frame.get("tool_use_id"))
-        if task_id is not None and tool_id is not None and as_bool(frame.get("is_backgrounded")):
+        task_id = j.nonempty(frame.get("task_id"))
+        tool_id = j.nonempty(frame.get("tool_use_id"))
+        if task_id is not None and tool_id is not None and j.flag(frame.get("is_backgrounded")):
             self._tasks[task_id] = tool_id
-            self._background.add(tool_id)
+            self._backgrounded(tool_id, out)
 
     def _task_notification(self, frame: Mapping[str, Any], out: Translation) -> None:
-        task_id = opt_str(frame.get("task_id"))
-        tool_id = opt_str(frame.get("tool_use_id")) or (self._tasks.get(task_id) if task_id else None)
+        task_id = j.nonempty(frame.get("task_id"))
+        tool_id = j.nonempty(frame.get("tool_use_id")) or (self._tasks.get(task_id) if task_id else None)
         if tool_id is None:
             return
         if task_id is not None:
@@ -561,14 +574,14 @@ class Translator:
         entry = self._tools.pop(tool_id, None)
         if entry is None:
             return  # a task this process never saw start (or already reported)
-        status = as_str(frame.get("status"))
+        status = j.text(frame.get("status"), "")
         if status == "completed":
             final = ToolStatus.COMPLETED
         elif status in ("killed", "stopped", "cancelled"):
             final = ToolStatus.CANCELLED
         else:
             final = ToolStatus.FAILED
-        summary = as_str(frame.get("summary"))
+        summary = j.text(frame.get("summary"), "")
         output = "\n".join(part for part in (entry.update.output, summary) if part)
         out.content(ToolUpdated(attrs.evolve(entry.update, status=final, output=cap(output) or None)), entry.parent)
 
@@ -576,7 +589,7 @@ class Translator:
 
     def _result(self, frame: Mapping[str, Any], out: Translation) -> None:
         stop = self._stop(frame)
-        self._close_tools(stop, out)
+        self._forget_tools()
         for message_id in list(self._open):
             self._end_message(message_id, out)  # an interrupted message never gets its message_stop
         usage = self._context_usage(frame)
@@ -587,12 +600,12 @@ class Translator:
         out.events.append(seam.TurnEnd(stop))
 
     def _stop(self, frame: Mapping[str, Any]) -> StopReason:
-        if self._cancelling or as_str(frame.get("terminal_reason")).startswith("aborted"):
+        if self._cancelling or j.text(frame.get("terminal_reason"), "").startswith("aborted"):
             return Cancelled()
-        subtype = as_str(frame.get("subtype"))
-        if as_bool(frame.get("is_error")) or (subtype and subtype != "success"):
-            errors = [error for error in as_list(frame.get("errors")) if isinstance(error, str)]
-            message = opt_str(frame.get("result")) or "; ".join(errors) or subtype or "the turn failed"
+        subtype = j.text(frame.get("subtype"), "")
+        if j.flag(frame.get("is_error")) or (subtype and subtype != "success"):
+            errors = [error for error in j.arr(frame.get("errors")) if isinstance(error, str)]
+            message = j.nonempty(frame.get("result")) or "; ".join(errors) or subtype or "the turn failed"
             return Failed(message)
         if frame.get("stop_reason") == "refusal":
             return Refused()
@@ -603,22 +616,19 @@ class Translator:
         if usage is None:
             return None
         used = sum(usage.get(key, 0) for key in _USAGE_KEYS)
-        windows = [as_int(as_dict(model).get("contextWindow")) for model in as_dict(frame.get("modelUsage")).values()]
+        windows = [j.integer(j.obj(model).get("contextWindow"), 0) for model in j.obj(frame.get("modelUsage")).values()]
         window = max((w for w in windows if w > 0), default=None)
         cost = frame.get("total_cost_usd")
         return ContextUsage(
             used, window, float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
         )
 
-    def _close_tools(self, stop: StopReason, out: Translation) -> None:
-        """Tools that never got a result end with the turn; background tasks keep running."""
+    def _forget_tools(self) -> None:
+        """Tools that never got a result end with the turn (the engine reports them ``FAILED``,
+        or ``CANCELLED`` for a cancelled turn); background tasks keep running."""
         background = self._background | set(self._tasks.values())
-        final = ToolStatus.CANCELLED if isinstance(stop, Cancelled) else ToolStatus.FAILED
-        for tool_id, entry in list(self._tools.items()):
-            if tool_id in background:
-                continue
+        for tool_id in [tool_id for tool_id in self._tools if tool_id not in background]:
             del self._tools[tool_id]
-            out.content(ToolUpdated(attrs.evolve(entry.update, status=final)), entry.parent)
 
     def _finish_turn(self, stop: StopReason) -> TurnFinished:
         mark = TurnMark(self._turn_user, self._turn_fork or self.fork_point)
@@ -653,8 +663,8 @@ _USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_
 
 
 def _counts(usage: object) -> dict[str, int]:
-    data = as_dict(usage)
-    return {key: as_int(data[key]) for key in _USAGE_KEYS if key in data and as_int(data[key], -1) >= 0}
+    data = j.obj(usage)
+    return {key: j.integer(data[key], 0) for key in _USAGE_KEYS if key in data and j.integer(data[key], -1) >= 0}
 
 
 def _answers(pending: _OpenRequest, answer: QuestionsAnswer) -> dict[str, str]:

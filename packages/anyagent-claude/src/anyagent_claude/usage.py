@@ -12,8 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from anyagent import PlanUsage, PlanUsageWindow
-
-from ._json import as_dict, as_list, as_str, opt_str
+from anyagent import jsonread as j
 
 __all__ = ["plan_usage"]
 
@@ -32,7 +31,7 @@ def _when(value: object) -> datetime | None:
             return datetime.fromtimestamp(float(value), timezone.utc)
         except (OverflowError, OSError, ValueError):
             return None
-    text = opt_str(value)
+    text = j.nonempty(value)
     if text is None:
         return None
     try:
@@ -49,24 +48,24 @@ def _percent(value: object) -> float | None:
 
 
 def _limit_label(limit: Mapping[str, Any]) -> str:
-    kind = as_str(limit.get("kind"))
-    label = _KIND_LABELS.get(kind) or as_str(limit.get("group")) or kind or "limit"
-    model = as_dict(as_dict(limit.get("scope")).get("model"))
-    name = opt_str(model.get("display_name")) or opt_str(model.get("id"))
+    kind = j.text(limit.get("kind"), "")
+    label = _KIND_LABELS.get(kind) or j.text(limit.get("group"), "") or kind or "limit"
+    model = j.obj(j.obj(limit.get("scope")).get("model"))
+    name = j.nonempty(model.get("display_name")) or j.nonempty(model.get("id"))
     return f"{label} ({name})" if name else label
 
 
 def _windows(rate_limits: Mapping[str, Any]) -> list[PlanUsageWindow]:
     windows: list[PlanUsageWindow] = []
-    for limit in as_list(rate_limits.get("limits")):
-        limit = as_dict(limit)
+    for limit in j.arr(rate_limits.get("limits")):
+        limit = j.obj(limit)
         percent = _percent(limit.get("percent"))
         if percent is not None:
             windows.append(PlanUsageWindow(_limit_label(limit), percent, _when(limit.get("resets_at"))))
     if windows:
         return windows
     for key, label in _OLD_WINDOWS:
-        window = as_dict(rate_limits.get(key))
+        window = j.obj(rate_limits.get(key))
         percent = _percent(window.get("utilization"))
         if percent is not None:
             windows.append(PlanUsageWindow(label, percent, _when(window.get("resets_at"))))
@@ -75,11 +74,11 @@ def _windows(rate_limits: Mapping[str, Any]) -> list[PlanUsageWindow]:
 
 def plan_usage(body: Mapping[str, Any], now: datetime | None = None) -> PlanUsage | None:
     """The plan usage in a ``get_usage`` response body, or None when it reports no quota windows."""
-    windows = _windows(as_dict(body.get("rate_limits")))
+    windows = _windows(j.obj(body.get("rate_limits")))
     if not windows:
         return None
     return PlanUsage(
-        plan=opt_str(body.get("subscription_type")),
+        plan=j.nonempty(body.get("subscription_type")),
         windows=tuple(windows),
         fetched_at=now or datetime.now(timezone.utc),
     )
