@@ -188,6 +188,6 @@ async def test_http_exchanges_are_recorded(tmp_path: Path) -> None:
     assert shapes[4] == {"kind": "sse_open", "stream": 3, "url": f"{url}/event", "status": 200}
     sse = [s for s in shapes if s["kind"] == "sse"]
     assert len(sse) == len(events) == 5
-    assert sse[1]["data"] == {"directory": "/w", "payload": {"type": "session.idle", "id": 1}}  # raw, not unwrapped
+    assert sse[1]["data"] == {"directory": "/w", "payload": {"type": "session.idle", "id": 1}}  # as sent
     assert sse[3] == {"kind": "sse", "stream": 3, "event": "message", "id": "7", "text": "not json at all"}
     assert shapes[-1] == {"kind": "sse_end", "stream": 3}

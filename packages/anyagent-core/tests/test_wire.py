@@ -276,15 +276,15 @@ async def test_http_transport_errors_are_protocol_failed(tmp_path: Path) -> None
 
 
 @pytest.mark.anyio
-async def test_sse_events_envelopes_unknown_names_and_bad_data(tmp_path: Path) -> None:
+async def test_sse_events_as_sent_unknown_names_and_bad_data(tmp_path: Path) -> None:
     async with http_agent(tmp_path) as url, HttpWire(url) as http, http.events("/event") as stream:
         assert stream.status == 200
         events = [event async for event in stream]
     assert events == [
         SseEvent("message", {"type": "server.connected"}, '{"type": "server.connected"}'),
-        SseEvent(
+        SseEvent(  # an envelope is the agent's own shape: its adapter unwraps it, not core
             "message",
-            {"type": "session.idle", "id": 1},
+            {"directory": "/w", "payload": {"type": "session.idle", "id": 1}},
             '{"directory": "/w", "payload": {"type": "session.idle", "id": 1}}',
         ),
         SseEvent("brand.new", {"type": "x"}, '{"type": "x"}', "7"),

@@ -17,9 +17,10 @@ import attrs
 import httpx
 import httpx_sse
 
+from ._codec import _cut, _short
 from ._errors import ProtocolFailed
+from ._recorder import WireRecorder
 from ._types import JSON
-from .wire import WireRecorder, _cut, _short
 
 __all__ = ["HttpReply", "HttpWire", "SseEvent", "SseStream"]
 
@@ -44,21 +45,15 @@ class HttpReply:
 @attrs.frozen
 class SseEvent:
     """One server-sent event: its ``event`` name (``"message"`` by default), ``data`` parsed as
-    JSON with ``{"payload": {...}}`` envelopes unwrapped (None if the data is not JSON), the raw
-    data ``text``, and the stream's last event ``id`` (SSE semantics: it carries over to later
-    events). Unknown event names pass through untouched."""
+    JSON exactly as the server sent it (None if the data is not JSON), the raw data ``text``, and
+    the stream's last event ``id`` (SSE semantics: it carries over to later events). Unknown event
+    names pass through untouched. An agent's own envelope (opencode wraps events in
+    ``{"directory": …, "payload": {…}}``) is its adapter's to unwrap."""
 
     event: str
     data: JSON
     text: str
     id: str | None = None
-
-
-def _unwrap(value: JSON) -> JSON:
-    """Peel envelopes like ``{"directory": …, "payload": {"type": …}}`` down to the event."""
-    while isinstance(value, dict) and "type" not in value and isinstance(value.get("payload"), dict):
-        value = value["payload"]
-    return value
 
 
 def _parse(text: str) -> tuple[bool, JSON]:
@@ -111,7 +106,7 @@ class SseStream:
             shape: dict[str, JSON] = {"kind": "sse", "stream": self._id, "event": sse.event, "id": sse.id or None}
             shape.update({"data": value} if parsed else {"text": sse.data})
             self._recorder.http(shape)
-        return SseEvent(sse.event or "message", _unwrap(value), sse.data, sse.id or None)
+        return SseEvent(sse.event or "message", value, sse.data, sse.id or None)
 
     async def _next(self) -> httpx_sse.ServerSentEvent:
         try:

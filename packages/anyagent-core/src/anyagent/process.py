@@ -55,7 +55,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from ._errors import AgentError, ProcessExited, ProtocolFailed, SpawnFailed
 
 if TYPE_CHECKING:
-    from .wire import WireRecorder
+    from ._recorder import WireRecorder
 
 __all__ = [
     "CLOSE_GRACE",

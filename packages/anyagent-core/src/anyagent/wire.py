@@ -21,7 +21,7 @@ HTTP agents (opencode serve)::
     async with HttpWire("http://127.0.0.1:4096", auth=("opencode", secret), recorder=rec) as http:
         reply = await http.request("POST", "/session", json={})
         async with http.events("/event") as events:
-            async for event in events:                   # SseEvent; envelopes unwrapped
+            async for event in events:                   # SseEvent: data as the server sent it
                 ...
 
 Nothing here starts a task: reading happens in whichever task awaits, so a wire opened in
@@ -35,33 +35,21 @@ import collections
 import enum
 import itertools
 import json
-import os
-import stat
-import time
-import weakref
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
 
 import anyio
 import anyio.lowlevel
 import attrs
 
+from ._codec import _dumps, _loads, _short
 from ._errors import AgentError, InvalidRequest, ProcessExited, ProtocolFailed
+from ._recorder import WireRecorder
 from ._types import JSON
 from .process import AgentProcess
 
 if TYPE_CHECKING:
     from ._httpwire import HttpReply, HttpWire, SseEvent, SseStream
-
-try:  # the fast codec (a dependency of anyagent-core; the standard one is the fallback)
-    import msgspec.json as _msgspec_json
-except ImportError:  # pragma: no cover - only when installed without its dependencies
-    _encode: Callable[[Any], bytes] | None = None
-    _decode: Callable[[bytes], Any] | None = None
-else:
-    _encode = _msgspec_json.Encoder().encode
-    _decode = _msgspec_json.Decoder().decode
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -93,207 +81,7 @@ Frame = dict[str, Any]
 
 _READ_CHUNK = 1024 * 1024
 _TEXT_CAP = 4096  # characters of a bad line kept in ``BadLine.text``
-_BATCH_LIMIT = 256 * 1024  # bytes of recorded frames batched before a write
 _STDIN_DEATH_WAIT = 0.5  # seconds to let a dying agent finish dying so its status is known
-
-
-def _dumps(value: Any) -> bytes:
-    """Compact one-line JSON (UTF-8; lone surrogates fall back to ASCII escapes)."""
-    if _encode is not None:
-        try:
-            return _encode(value)
-        except (TypeError, ValueError):
-            pass  # a lone surrogate, a type msgspec does not take: the standard codec decides
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(value, separators=(",", ":")).encode("ascii")
-
-
-def _loads(data: bytes) -> Any:
-    """Parse one line: msgspec (4-5x faster than ``json`` on agents' frames, exact for big
-    integers), and the standard codec for what msgspec refuses (lone surrogates, NaN, UTF-16)."""
-    if _decode is not None:
-        try:
-            return _decode(data)
-        except ValueError:
-            pass
-    return json.loads(data)
-
-
-# ---------------------------------------------------------------------------------------------
-# the recorder
-
-
-class WireRecorder:
-    """Tees every raw frame, both directions, to a JSONL file created with mode 0600.
-
-    Line shapes (``_t`` = seconds since the process was spawned, 3 decimals), as in the
-    shared recordings:
-
-    * agent → client: the frame itself plus ``_t`` (the agent's own bytes, ``_t`` spliced in);
-    * client → agent: ``{"_sent": <frame>, "_t": …}``;
-    * a stdout line that is not a JSON object: ``{"_raw": "<text>", "_t": …}`` (an over-long
-      line keeps its first 4 KiB and adds ``"_size": <bytes>``);
-    * a process start: ``{"_meta": {"cmd": [...], "cwd": "..."}, "_t": 0.0}``; its end:
-      ``{"_note": {"exit": <code or status text>}, "_t": …}``;
-    * HTTP wires: ``{"_http": {...}, "_t": …}`` where the inner object has ``kind``:
-      ``"request"`` (``id``, ``method``, ``url``, ``body``), ``"response"`` (``id``, ``status``,
-      ``body`` or ``text``), ``"error"`` (``id``, ``error``), ``"sse_open"`` (``stream``, ``url``,
-      ``status``), ``"sse"`` (``stream``, ``event``, ``id``, ``data`` or ``text``),
-      ``"sse_end"`` (``stream``, ``error`` when it broke). Request and response share ``id``;
-      events share ``stream``. Headers are not recorded (they carry the session secret).
-
-    Recording never fails a turn: the first write error (or a path that cannot be opened) stops
-    the recording, sets ``failure``, and calls ``on_failure(message)`` once; ``take_failure()``
-    hands the message out once, for an adapter to turn into a ``Diagnostic``. Frames ``JsonLines``
-    reads are batched and written whenever it has handed out every line it had buffered (one
-    ``write`` per stdout chunk, not per frame); everything else is written at once (``O_APPEND``).
-    So the file is complete whenever the reader is idle, and a crash loses at most the frames of
-    one chunk the adapter was still working through.
-    """
-
-    def __init__(self, path: Path, on_failure: Callable[[str], None] | None = None) -> None:
-        """Use ``WireRecorder.open``."""
-        self.path = path
-        self._fd = -1
-        self._t0 = time.monotonic()
-        self._on_failure = on_failure
-        self._failure: str | None = None
-        self._taken = False
-        self._finalizer: weakref.finalize[Any, WireRecorder] | None = None
-        self._batch = bytearray()
-
-    @classmethod
-    def open(cls, path: str | os.PathLike[str], *, on_failure: Callable[[str], None] | None = None) -> WireRecorder:
-        """Open (append, create 0600) ``path``. Never raises for I/O: a bad path gives a recorder
-        whose ``failure`` is set (and ``on_failure`` has been called)."""
-        recorder = cls(Path(path), on_failure)
-        try:
-            fd = os.open(recorder.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o600)
-        except OSError as exc:
-            recorder._fail(exc)
-            return recorder
-        try:
-            if stat.S_ISREG(os.fstat(fd).st_mode) and hasattr(os, "fchmod"):
-                os.fchmod(fd, 0o600)  # an existing file would keep its old mode (never chmod a device)
-        except OSError:
-            pass
-        recorder._fd = fd
-        recorder._finalizer = weakref.finalize(recorder, os.close, fd)
-        return recorder
-
-    @property
-    def failure(self) -> str | None:
-        """Why recording stopped, or None while it works."""
-        return self._failure
-
-    def take_failure(self) -> str | None:
-        """The failure message the first time it is asked for after a failure, else None."""
-        if self._failure is None or self._taken:
-            return None
-        self._taken = True
-        return self._failure
-
-    @property
-    def elapsed(self) -> float:
-        """Seconds since the last process start (or since the recorder opened)."""
-        return time.monotonic() - self._t0
-
-    def process_started(self, argv: Sequence[str], cwd: str) -> None:
-        """A new agent process: restart the clock and write its ``_meta`` line."""
-        self._t0 = time.monotonic()
-        self._write(_dumps({"_meta": {"cmd": list(argv), "cwd": cwd}, "_t": 0.0}) + b"\n")
-
-    def note(self, fields: Mapping[str, JSON]) -> None:
-        """A recorder annotation ``{"_note": fields}`` (not protocol)."""
-        self._wrap(b'{"_note":', _dumps(dict(fields)))
-
-    def received(self, frame: Mapping[str, JSON]) -> None:
-        """An agent → client frame (use when you parsed it yourself; JsonLines records for you)."""
-        self._received_line(_dumps(dict(frame)), frame, self._stamp())
-        self.flush()
-
-    def received_raw(self, text: str, size: int | None = None) -> None:
-        """A stdout line that is not a JSON object (``size``: its length when it was cut)."""
-        record: dict[str, JSON] = {"_raw": text}
-        if size is not None:
-            record["_size"] = size
-        record["_t"] = round(self.elapsed, 3)
-        self._write(_dumps(record) + b"\n")
-
-    def sent(self, frame: JSON) -> None:
-        """A client → agent frame."""
-        self._sent_line(_dumps(frame))
-
-    def http(self, fields: Mapping[str, JSON]) -> None:
-        """An HTTP exchange step: ``{"_http": fields}`` (see the class docstring for ``kind``)."""
-        self._wrap(b'{"_http":', _dumps(dict(fields)))
-
-    def flush(self) -> None:
-        """Write batched frames now."""
-        if self._batch:
-            data = bytes(self._batch)
-            self._batch.clear()
-            self._write(data)
-
-    def close(self) -> None:
-        """Write what is batched, stop recording and close the file (idempotent)."""
-        self.flush()
-        self._close_file()
-
-    def _close_file(self) -> None:
-        if self._finalizer is not None:
-            self._finalizer()
-        self._fd = -1
-
-    # -- fast paths used by JsonLines: the bytes are already serialized
-
-    def _stamp(self) -> bytes:
-        """The ``_t`` member that closes a recorded agent frame (one per stdout chunk)."""
-        return b',"_t":%.3f}\n' % (time.monotonic() - self._t0)
-
-    def _received_line(self, line: bytes, frame: Mapping[str, Any], stamp: bytes) -> None:
-        """Batch an agent line with ``stamp`` spliced over its closing brace (call ``flush``)."""
-        if self._fd < 0:
-            return
-        batch = self._batch
-        if not frame:
-            batch += b"{" + stamp[1:]
-        else:
-            # UTF-16/32 JSON cannot start and end with these bytes; padded or BOM lines re-serialize
-            batch += line if line[:1] == b"{" and line[-1:] == b"}" else _dumps(dict(frame))
-            batch[-1:] = stamp
-        if len(batch) > _BATCH_LIMIT:
-            self.flush()
-
-    def _sent_line(self, payload: bytes) -> None:
-        self._wrap(b'{"_sent":', payload)
-
-    def _wrap(self, prefix: bytes, payload: bytes) -> None:
-        self._write(prefix + payload + b',"_t":%.3f}\n' % self.elapsed)
-
-    def _write(self, data: bytes) -> None:
-        if self._fd < 0:
-            return
-        if self._batch:  # keep the file in wire order
-            data, self._batch = bytes(self._batch) + data, bytearray()
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view) :]
-        except OSError as exc:
-            self._fail(exc)
-
-    def _fail(self, exc: OSError) -> None:
-        self._batch.clear()
-        self._close_file()
-        self._failure = f"wire recording to {self.path} stopped: {exc.strerror or exc}"
-        if self._on_failure is not None:
-            try:
-                self._on_failure(self._failure)
-            except Exception:
-                pass  # a recording problem never fails a turn, not even through its callback
 
 
 # ---------------------------------------------------------------------------------------------
@@ -479,14 +267,6 @@ class JsonLines:
         if status is not None:
             return ProcessExited(status, self.process.stderr_tail)
         return ProtocolFailed("the agent's stdin is closed")
-
-
-def _short(exc: BaseException) -> str:
-    return _cut(str(exc) or type(exc).__name__)
-
-
-def _cut(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ Routes:
   GET  /text            a plain-text body
   GET  /missing         404 {"error": "not found"}
   GET  /slow            answers after 5 s
-  GET  /event           an event stream: a plain event, an enveloped one, an unknown event name,
+  GET  /event           an event stream: a plain event, an enveloped one (opencode's shape), an unknown name,
                         non-JSON data, multi-line data, a comment, then the stream closes
   GET  /event_bad_type  200 with content-type application/json (not an event stream)
   GET  /event_longline  an event stream whose first line never ends (2 MiB, then closes)
