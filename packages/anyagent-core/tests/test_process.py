@@ -129,6 +129,22 @@ async def first(lines: JsonLines) -> object:
 
 
 # ---------------------------------------------------------------------------------------------
+# the platform backends
+
+
+def test_the_child_backend_is_chosen_by_platform_at_import() -> None:
+    from anyagent import _process_windows, process
+
+    # the Windows backend imports anywhere (type-checked on every platform, run only on Windows)
+    if sys.platform == "win32":
+        assert process.start_child is _process_windows.start_child
+    else:
+        from anyagent import _process_posix
+
+        assert process.start_child is _process_posix.start_child
+
+
+# ---------------------------------------------------------------------------------------------
 # launch failures
 
 

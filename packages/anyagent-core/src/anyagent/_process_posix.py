@@ -1,0 +1,419 @@
+"""The POSIX child (``process`` imports this module everywhere but Windows).
+
+The agent is forked with ``subprocess.Popen`` into a new session (so it leads its own process
+group), through a tiny exec shim on Linux that sets its parent-death signal (see ``_SHIM``). We
+own every pipe end as a non-blocking anyio stream; a drain thread feeds stderr into a bounded tail
+and reaps the leader the moment it exits, killing stragglers in its group first.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from ._errors import SpawnFailed
+from ._process_base import (
+    _close_fds,
+    _discard,
+    _NoStdin,
+    _NoStdout,
+    _spawn_message,
+    _Tail,
+    _unregister,
+    exit_status_text,
+)
+
+assert sys.platform != "win32"  # POSIX only; this also makes mypy --platform win32 skip the rest
+
+__all__ = ["start_child"]
+
+_EXEC_WAIT = 30.0  # seconds the exec shim may take to exec the agent
+_PIPE_SIZE = 1024 * 1024  # Linux: ask for 1 MiB stdout pipes (fewer wakeups); best effort
+
+
+# ---- non-blocking pipe ends as anyio streams
+
+
+class _FdEnd:
+    """One non-blocking end of a pipe, closed at most once (a waiting task is woken)."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd = fd
+        self._closed = False
+
+    async def aclose(self) -> None:
+        self.close()
+        await anyio.lowlevel.checkpoint()
+
+    def close(self) -> None:
+        """Close now: a waiting reader gets ``ClosedResourceError``, the agent reads EOF."""
+        if not self._closed:
+            self._closed = True
+            anyio.notify_closing(self._fd)
+            os.close(self._fd)
+
+
+class _FdReceiveStream(_FdEnd, ByteReceiveStream):
+    """The read end of a pipe. ``receive`` checkpoints before reading, so a cancellation never
+    drops bytes that were already read from the pipe."""
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        await anyio.lowlevel.checkpoint()
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            try:
+                data = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+
+class _FdSendStream(_FdEnd, ByteSendStream):
+    """The write end of a pipe. A frame is written whole or the stream is marked broken: a send
+    cancelled after part of it went out breaks the stream rather than corrupt the next frame."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(fd)
+        self._broken = False
+
+    async def send(self, item: bytes) -> None:
+        await anyio.lowlevel.checkpoint()
+        view = memoryview(item)
+        try:
+            while view:
+                if self._closed:
+                    raise anyio.ClosedResourceError
+                if self._broken:
+                    raise anyio.BrokenResourceError
+                try:
+                    written = os.write(self._fd, view)
+                except BlockingIOError:
+                    await anyio.wait_writable(self._fd)
+                    continue
+                except OSError as exc:
+                    self._broken = True
+                    raise anyio.BrokenResourceError from exc
+                view = view[written:]
+        except anyio.get_cancelled_exc_class():
+            if len(view) != len(item):
+                self._broken = True
+            raise
+
+
+# waitid(WNOWAIT) sees a zombie without reaping it (not on every POSIX; then no straggler kill)
+_WAITID: Any = getattr(os, "waitid", None) if hasattr(os, "WNOWAIT") else None
+
+
+class _PosixChild:
+    """A child started with ``subprocess.Popen`` in a new session; we own every pipe end.
+
+    Reaping and group signals happen under one lock, so the group is never signalled after the
+    leader was reaped (its id could then belong to someone else)."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], stdin_fd: int | None, stdout_fd: int, stderr_fd: int) -> None:
+        self._pid = popen.pid
+        self._popen = popen
+        self._lock = threading.Lock()
+        self._reaped = False
+        self._code: int | None = None
+        self._stdin: ByteSendStream = _FdSendStream(stdin_fd) if stdin_fd is not None else _NoStdin()
+        self._stdout_fd = stdout_fd  # -1 once a stream or the drain thread owns it
+        self._stdout: _FdReceiveStream | None = None
+        self._stderr_fd = stderr_fd  # -1 once the drain thread owns it
+        self._stop = threading.Event()
+
+    @property
+    def pid(self) -> int:
+        return self._pid
+
+    @property
+    def stdin(self) -> ByteSendStream:
+        return self._stdin
+
+    @property
+    def stdout(self) -> ByteReceiveStream:
+        if self._stdout is None:
+            if self._stdout_fd < 0:
+                return _NoStdout()
+            self._stdout = _FdReceiveStream(self._stdout_fd)
+            self._stdout_fd = -1
+        return self._stdout
+
+    @property
+    def returncode(self) -> int | None:
+        return self._code
+
+    def poll_exit(self) -> bool:
+        if self._reaped:
+            return True
+        with self._lock:
+            reaped = self._reap_locked()
+        if reaped:
+            _unregister(self)
+        return reaped
+
+    def _reap_locked(self) -> bool:
+        if self._reaped:
+            return True
+        if _WAITID is not None:
+            try:
+                info = _WAITID(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                # reaped behind our back (someone called waitpid(-1)): status unknown
+                self._reaped = True
+                return True
+            if info is None:
+                return False
+            # the leader is a zombie: its id still pins the group, so this reaches only ours
+            self._signal_locked(signal.SIGKILL)
+        code = self._popen.poll()
+        if code is None:
+            return False
+        self._code = code
+        self._reaped = True
+        return True
+
+    def terminate_group(self) -> None:
+        with self._lock:
+            self._signal_locked(signal.SIGTERM)
+
+    def kill_group(self) -> None:
+        with self._lock:
+            self._signal_locked(signal.SIGKILL)
+
+    def _signal_locked(self, sig: int) -> None:
+        if self._reaped:
+            return
+        try:
+            os.killpg(self.pid, sig)
+        except OSError:
+            pass
+        try:
+            if os.getpgid(self.pid) != self.pid:  # the leader left its group: reach it directly
+                os.kill(self.pid, sig)
+        except OSError:
+            pass
+
+    def close_streams(self) -> None:
+        if isinstance(self._stdin, _FdSendStream):
+            self._stdin.close()
+        if self._stdout is not None:
+            self._stdout.close()
+        _close_fds(self._stdout_fd, self._stderr_fd)
+        self._stdout_fd = self._stderr_fd = -1
+
+    def start_drain(self, tails: Mapping[str, _Tail]) -> threading.Thread:
+        fds = {self._stderr_fd: tails["stderr"]}
+        if "stdout" in tails:
+            fds[self._stdout_fd] = tails["stdout"]
+            self._stdout_fd = -1
+        self._stderr_fd = -1  # the drain thread closes what it was given
+        thread = threading.Thread(target=self._drain, args=(fds,), name=f"anyagent-drain-{self.pid}", daemon=True)
+        thread.start()
+        return thread
+
+    def stop_drain(self) -> None:
+        self._stop.set()
+
+    def _drain(self, fds: dict[int, _Tail]) -> None:
+        """Drain pipes into tails; notice the leader's exit (pidfd on Linux, else a 200 ms poll)
+        and reap it, killing stragglers first, even when nobody is waiting for it."""
+        pidfd = _open_pidfd(self.pid)
+        poller = select.poll()
+        for fd in fds:
+            os.set_blocking(fd, False)
+            poller.register(fd, select.POLLIN)
+        if pidfd is not None:
+            poller.register(pidfd, select.POLLIN)
+        exited = False
+        try:
+            while (fds or not exited) and not self._stop.is_set():
+                ready = [fd for fd, _ in poller.poll(1000 if pidfd is not None or exited else 200)]
+                for fd in ready:
+                    if fd in fds and not self._drain_once(fd, fds[fd]):
+                        poller.unregister(fd)
+                        os.close(fd)
+                        del fds[fd]
+                if not exited and (pidfd is None or pidfd in ready):
+                    exited = self.poll_exit()
+                    if exited and pidfd is not None:
+                        poller.unregister(pidfd)
+        finally:
+            _close_fds(*fds, -1 if pidfd is None else pidfd)
+
+    @staticmethod
+    def _drain_once(fd: int, tail: _Tail) -> bool:
+        """Read what is there; False at EOF or on an error."""
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        if not data:
+            return False
+        tail.feed(data)
+        return True
+
+
+def _open_pidfd(pid: int) -> int | None:
+    """A pidfd (Linux ≥ 5.3) that becomes readable when ``pid`` exits, else None (then poll)."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        fd: int = opener(pid)
+    except OSError:
+        return None
+    return fd
+
+
+# The exec shim that gives the agent a parent-death signal on Linux.
+#
+# Why a shim: ``prctl(PR_SET_PDEATHSIG)`` has to run in the child between fork and exec.
+# ``preexec_fn`` would do it, but it is unsafe with threads (we run drain threads, anyio runs
+# worker threads) and disables vfork. Passing it through anyio is not possible (no preexec_fn),
+# and trio even forks from a worker thread: PDEATHSIG fires when the *forking thread* exits,
+# so a trio-forked agent would be killed when that idle worker thread retires. So we fork with
+# ``subprocess.Popen`` from the event-loop thread, and exec this shim, which sets the signal,
+# checks that the host did not die in between, restores what Python startup changed (ignored
+# SIGPIPE/SIGXFSZ, the C-locale coercion of LC_CTYPE), and execs the agent. Exec errors come back
+# through a close-on-exec status pipe, so a bad executable is still a precise ``SpawnFailed``.
+# Measured cost on the dev VM: about 9 ms per spawn (Python ``-I -S`` start + ctypes import),
+# against hundreds of ms for any agent CLI to start; ``setpriv --pdeathsig`` would cost ~1 ms but
+# is not always installed and cannot report exec errors.
+_SHIM = textwrap.dedent(
+    """\
+    import os, signal, sys
+    host, status, lc = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)
+    except Exception:
+        pass
+    if os.getppid() != host:
+        os._exit(1)
+    for name in ("SIGPIPE", "SIGXFSZ"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    if lc == "-":
+        os.environ.pop("LC_CTYPE", None)
+    else:
+        os.environ["LC_CTYPE"] = lc[1:]
+    os.set_inheritable(status, False)
+    os.write(status, b"+")
+    try:
+        os.execv(sys.argv[4], sys.argv[5:])
+    except OSError as exc:
+        os.write(status, ("%d:%s" % (exc.errno or 0, exc.strerror or exc)).encode())
+        os._exit(127)
+    """
+)
+
+
+def _use_shim() -> bool:
+    return sys.platform.startswith("linux") and bool(sys.executable) and not getattr(sys, "frozen", False)
+
+
+async def start_child(
+    exe: str, argv: list[str], cwd: str, env: dict[str, str], *, stdin: bool, drain_stdout: bool
+) -> _PosixChild:
+    """Fork/exec the agent in a new session with our own pipes; SpawnFailed on any exec error.
+    (``drain_stdout`` needs nothing at launch here: ``start_drain`` takes the stdout pipe.)"""
+    shim = _use_shim()
+    in_r, in_w = os.pipe() if stdin else (-1, -1)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    status_r, status_w = os.pipe() if shim else (-1, -1)
+    _grow_pipe(out_r)
+    lc = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
+    command = (
+        [sys.executable, "-I", "-S", "-c", _SHIM, str(os.getpid()), str(status_w), lc, exe, *argv] if shim else argv
+    )
+    try:
+        # forked from the event-loop thread on purpose (see _SHIM); vfork keeps this ~1 ms
+        popen = subprocess.Popen(  # noqa: ASYNC220
+            command,
+            executable=None if shim else exe,
+            stdin=in_r if stdin else subprocess.DEVNULL,
+            stdout=out_w,
+            stderr=err_w,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            pass_fds=(status_w,) if shim else (),
+        )
+    except OSError as exc:
+        _close_fds(in_w, out_r, err_r, status_r)
+        raise SpawnFailed(_spawn_message(exe, cwd, exc)) from exc
+    finally:
+        _close_fds(in_r, out_w, err_w, status_w)
+    child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
+    if shim:
+        await _await_exec(child, status_r, exe)
+    return child
+
+
+async def _await_exec(child: _PosixChild, status_r: int, exe: str) -> None:
+    """Wait for the shim's report: ``+`` then EOF (exec worked), ``+errno:text`` (exec failed),
+    or nothing (the shim died). On failure or cancellation kill, reap and close the child."""
+    try:
+        with anyio.move_on_after(_EXEC_WAIT) as scope:
+            report = await _read_to_eof(status_r)
+    except BaseException:
+        await _discard(child)
+        raise
+    finally:
+        os.close(status_r)
+    if report == b"+" and not scope.cancelled_caught:
+        return
+    await _discard(child)
+    if scope.cancelled_caught:
+        raise SpawnFailed(f"cannot start {exe}: it did not start within {_EXEC_WAIT:g} s")
+    if not report:
+        raise SpawnFailed(f"cannot start {exe}: the exec shim exited first ({exit_status_text(child.returncode)})")
+    code, _, text = report[1:].decode("utf-8", "replace").partition(":")
+    raise SpawnFailed(f"cannot execute {exe}: {text} (errno {code})")
+
+
+async def _read_to_eof(fd: int) -> bytes:
+    """Everything a (small) pipe delivers until EOF."""
+    os.set_blocking(fd, False)
+    data = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except BlockingIOError:
+            await anyio.wait_readable(fd)
+            continue
+        if not chunk:
+            return data
+        data += chunk
+
+
+def _grow_pipe(fd: int) -> None:
+    """Ask Linux for a bigger pipe: fewer wakeups per megabyte of agent output (best effort)."""
+    if sys.platform.startswith("linux"):
+        try:
+            fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
+        except OSError:
+            pass
