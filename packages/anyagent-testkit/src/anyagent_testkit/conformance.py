@@ -9,10 +9,23 @@ suite drives real sessions through ``anyagent.Runtime`` and checks what comes ou
   exactly once;
 - ``tool_snapshots``: tool calls arrive as whole snapshots replaced by id and finish;
 - ``permission_round_trip``: a permission request offers real choices, an answer closes it;
-- ``cancel``: cancel ends the turn as ``Cancelled`` and closes its open requests;
+- ``cancel``: cancel ends the turn as ``Cancelled`` and closes its open requests; every tool active
+  at the cancel ends ``CANCELLED`` with exactly one final update;
+- ``cancel_mid_request``: a cancel while a permission request waits closes it once — it is never
+  answered twice, the adapter's wire does not complain — and the next turn completes;
+- ``between_turns``: a ``ConfigOption.between_turns`` setting changed mid-turn leaves
+  ``SessionInfo.configuration`` alone until the turn's ``TurnEnded``, then is confirmed or refused
+  before the next prompt starts;
 - ``close_reaps``: after ``close`` no process the session started is left (Linux);
 - ``unsupported_calls``: a capability the adapter does not report raises ``UnsupportedFeature``;
-- ``fuzzed_frames``: unknown and malformed frames never crash the adapter's translator.
+- ``fuzzed_frames``: unknown and malformed frames never crash the adapter's translator;
+- ``diagnostic_codes``: every diagnostic the translator makes, from real and fuzzed frames, carries
+  a code from ``DiagnosticCode``.
+
+Every check holds every turn it reads to the engine's uniform rules: one ``TurnEnded``, no request
+left open, and no tool still active after it unless ``TurnEnded.background`` lists it; and every
+diagnostic a session emits must carry a code from ``DiagnosticCode`` (an unknown code fails the
+check that saw it: adapters use the table, so apps can match on it).
 
 Runner-agnostic::
 
@@ -25,15 +38,17 @@ and for pytest (``@pytest.mark.anyio`` runs it on every backend you parametrize)
     test_conformance = pytest_suite(MySubject)
 
 A scenario the subject cannot stage (``launch`` returns None) is skipped with a reason; optional
-checks skip when the capability is absent.
+checks skip when the capability is absent (no ``Capability.PERMISSIONS``, no ``between_turns``
+option, no ``translate`` hook) or the subject stages no ``follow_up`` turn they need.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import os
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -46,12 +61,18 @@ from anyagent import (
     AgentError,
     AgentInstallation,
     Answer,
+    BooleanKind,
     Cancelled,
     Capability,
     Completed,
+    ConfigOption,
+    ConfigValue,
     Diagnostic,
+    DiagnosticCode,
+    DiagnosticInfo,
     Event,
     Events,
+    InvalidRequest,
     MessageEnded,
     PermissionChoice,
     PermissionRequest,
@@ -63,12 +84,17 @@ from anyagent import (
     RequestOpened,
     ResumeFailed,
     Runtime,
+    SelectKind,
     Session,
+    SessionInfo,
     SessionOptions,
     SessionStatus,
+    SessionUpdated,
     Started,
     StatusChanged,
     TextDelta,
+    ToolStatus,
+    ToolUpdate,
     ToolUpdated,
     TurnEnded,
     TurnStarted,
@@ -110,7 +136,11 @@ class Launch:
 
     ``runtime`` must not be entered yet (the check enters it); ``prompt`` is what makes the agent do
     the scenario's thing (plain text for TEXT, a tool call for TOOL, a gated tool for PERMISSION, a
-    long stream for CANCEL). ``follow_up`` (CANCEL) is a prompt for a turn after the cancel.
+    long stream for CANCEL). ``follow_up`` is a plain prompt for the turn after: after the cancel
+    (CANCEL), after a cancel while the permission request waits (PERMISSION: ``cancel_mid_request``
+    needs it), after a held setting settled (TEXT). Stage the CANCEL and PERMISSION tools so they
+    cannot finish on their own before the cancel lands (a tool waiting for permission, a long
+    command): every tool active at a cancel must end ``CANCELLED``.
     """
 
     runtime: Runtime
@@ -181,8 +211,44 @@ def _launch(subject: Subject, scenario: Scenario, workdir: Path) -> Launch:
     return launch
 
 
-async def _turn(events: Events, session: Session, *, answer: bool = True) -> list[Event]:
-    """Every event up to the end of the running (top-level) turn, answering requests if asked."""
+@functools.cache
+def _table() -> frozenset[str]:
+    return frozenset(DiagnosticCode.all())
+
+
+def _require_table_code(info: DiagnosticInfo, where: str) -> None:
+    """``info.code`` must be one of ``DiagnosticCode``'s: apps match on the table."""
+    assert info.code in _table(), (
+        f"{where} a diagnostic whose code {info.code!r} is not in anyagent.DiagnosticCode "
+        f"(use the code that names the situation): {info.message!r}"
+    )
+
+
+class _Checked:
+    """A session's ``Events`` whose every ``Diagnostic`` is held to the ``DiagnosticCode`` table as
+    it is read (an ``AssertionError`` fails the check that reads it)."""
+
+    def __init__(self, events: Events) -> None:
+        self._events = events
+
+    def __aiter__(self) -> _Checked:
+        return self
+
+    async def __anext__(self) -> Event:
+        event = await self._events.__anext__()
+        if isinstance(event.kind, Diagnostic):
+            _require_table_code(event.kind.diagnostic, "the session emitted")
+        return event
+
+
+async def _open(runtime: Runtime, launch: Launch) -> tuple[Session, _Checked]:
+    session, events = await runtime.open(launch.agent, launch.options)
+    return session, _Checked(events)
+
+
+async def _turn(events: AsyncIterator[Event], session: Session, *, answer: bool = True) -> list[Event]:
+    """Every event up to the end of the running (top-level) turn, answering requests if asked;
+    the turn's tools must be settled at its end."""
     collected: list[Event] = []
     with anyio.fail_after(TURN_TIMEOUT):
         async for event in events:
@@ -191,6 +257,7 @@ async def _turn(events: Events, session: Session, *, answer: bool = True) -> lis
             if answer and isinstance(kind, RequestOpened):
                 await _answer(session, kind)
             if isinstance(kind, TurnEnded):
+                _check_tools_settled(collected, event)
                 return collected
     raise AssertionError("the event stream ended before the turn did")
 
@@ -225,6 +292,56 @@ def _check_turn_shape(events: list[Event], prompt_id: str | None = None) -> None
         turn_id = starts[0].turn_info.id
         stray = [e for e in events if e.turn_info is not None and e.turn_info.id != turn_id]
         assert not stray, f"events attributed to another turn: {[type(e.kind).__name__ for e in stray]}"
+    _check_tools_settled(events, ends[0])
+
+
+def _check_tools_settled(events: Sequence[Event], end: Event) -> None:
+    """After ``end`` (a ``TurnEnded``) no tool of its turn is active unless it is listed in
+    ``TurnEnded.background``: the engine ends the rest (``CANCELLED`` for a cancelled turn)."""
+    ended = end.kind
+    assert isinstance(ended, TurnEnded)
+    turn_id = end.turn_info.id if end.turn_info is not None else None
+    last: dict[str, ToolUpdate] = {}
+    for event in events:
+        if isinstance(event.kind, ToolUpdated) and (
+            turn_id is None or (event.turn_info is not None and event.turn_info.id == turn_id)
+        ):
+            last[event.kind.tool.id] = event.kind.tool
+    left = [
+        f"{tool_id} ({tool.status.value})"
+        for tool_id, tool in last.items()
+        if tool.status.active and tool_id not in ended.background
+    ]
+    assert not left, f"tools still active after their turn ended, not listed in TurnEnded.background: {left}"
+
+
+def _active_tools(events: Sequence[Event]) -> dict[str, ToolUpdate]:
+    """The tools whose latest snapshot in ``events`` is pending or running."""
+    last: dict[str, ToolUpdate] = {}
+    for event in events:
+        if isinstance(event.kind, ToolUpdated):
+            last[event.kind.tool.id] = event.kind.tool
+    return {tool_id: tool for tool_id, tool in last.items() if tool.status.active}
+
+
+def _check_cancelled_tools(active: Mapping[str, ToolUpdate], after: Sequence[Event], background: Sequence[str]) -> None:
+    """Every tool ``active`` at a cancel (and not left running in the background) gets exactly one
+    final update in the events ``after`` the cancel, and it is ``CANCELLED``."""
+    for tool_id, tool in active.items():
+        if tool_id in background:
+            continue
+        finals = [
+            e.kind.tool.status
+            for e in after
+            if isinstance(e.kind, ToolUpdated) and e.kind.tool.id == tool_id and not e.kind.tool.status.active
+        ]
+        assert finals, f"tool {tool_id} was {tool.status.value} at the cancel and never ended"
+        assert len(finals) == 1, (
+            f"tool {tool_id} got {len(finals)} final updates after the cancel: {[s.value for s in finals]}"
+        )
+        assert finals[0] is ToolStatus.CANCELLED, (
+            f"tool {tool_id} was {tool.status.value} at the cancel and ended {finals[0].value}, not cancelled"
+        )
 
 
 def _children() -> set[int]:
@@ -257,7 +374,7 @@ async def check_handshake(subject: Subject, workdir: Path) -> None:
     """``open`` yields details and capabilities; ``close`` ends the stream without an error."""
     launch = _launch(subject, Scenario.HANDSHAKE, workdir)
     async with launch.runtime as runtime:
-        session, events = await runtime.open(launch.agent, launch.options)
+        session, events = await _open(runtime, launch)
         info = session.info()
         assert isinstance(info.details, AgentDetails)
         assert info.session_id == session.id
@@ -276,7 +393,7 @@ async def check_text_turn(subject: Subject, workdir: Path) -> None:
     """A prompt starts a turn whose text streams grouped by message id and which ends once."""
     launch = _launch(subject, Scenario.TEXT, workdir)
     async with launch.runtime as runtime:
-        session, events = await runtime.open(launch.agent, launch.options)
+        session, events = await _open(runtime, launch)
         async with session:
             delivery = await session.prompt(launch.prompt)
             assert isinstance(delivery.kind, Started), f"an idle session must start the turn, got {delivery}"
@@ -299,31 +416,23 @@ async def check_tool_snapshots(subject: Subject, workdir: Path) -> None:
     """Tool calls arrive as whole snapshots, replaced by id, and finish (or run on in the background)."""
     launch = _launch(subject, Scenario.TOOL, workdir)
     async with launch.runtime as runtime:
-        session, events = await runtime.open(launch.agent, launch.options)
+        session, events = await _open(runtime, launch)
         async with session:
             delivery = await session.prompt(launch.prompt)
             turn = await _turn(events, session)
-            _check_turn_shape(turn, delivery.prompt_id)
+            _check_turn_shape(turn, delivery.prompt_id)  # settled: finished or listed as background
             updates = [e.kind.tool for e in turn if isinstance(e.kind, ToolUpdated)]
             assert updates, "the tool scenario produced no ToolUpdated"
-            last: dict[str, Any] = {}
             for tool in updates:
                 assert tool.id, "a tool snapshot without an id"
                 assert tool.title, f"tool {tool.id} has no title to show"
-                last[tool.id] = tool
-            ended = turn[-1].kind
-            assert isinstance(ended, TurnEnded)
-            for tool_id, tool in last.items():
-                assert not tool.status.active or tool_id in ended.background, (
-                    f"tool {tool_id} is still {tool.status.value} after its turn and not listed as background"
-                )
 
 
 async def check_permission_round_trip(subject: Subject, workdir: Path) -> None:
     """A permission request offers real choices; answering closes it and the turn goes on to its end."""
     launch = _launch(subject, Scenario.PERMISSION, workdir)
     async with launch.runtime as runtime:
-        session, events = await runtime.open(launch.agent, launch.options)
+        session, events = await _open(runtime, launch)
         if not session.info().details.capabilities.supports(Capability.PERMISSIONS):
             await session.close()
             raise Skip("the adapter reports no Capability.PERMISSIONS")
@@ -351,40 +460,195 @@ async def check_permission_round_trip(subject: Subject, workdir: Path) -> None:
 
 
 async def check_cancel(subject: Subject, workdir: Path) -> None:
-    """Cancel ends the running turn as ``Cancelled``, closing its requests; the session survives."""
+    """Cancel ends the running turn as ``Cancelled``, closing its requests and ending every tool
+    active at the cancel as ``CANCELLED`` (one final update each); the session survives."""
     launch = _launch(subject, Scenario.CANCEL, workdir)
     async with launch.runtime as runtime:
-        session, events = await runtime.open(launch.agent, launch.options)
+        session, events = await _open(runtime, launch)
         async with session:
             delivery = await session.prompt(launch.prompt)
             collected: list[Event] = []
-            cancelled = False
+            active: dict[str, ToolUpdate] | None = None
+            cut = 0
             with anyio.fail_after(TURN_TIMEOUT):
                 async for event in events:
                     collected.append(event)
                     kind = event.kind
                     working = isinstance(kind, (TextDelta, ReasoningDelta, ToolUpdated, RequestOpened))
-                    if working and not cancelled:
-                        cancelled = True
+                    if working and active is None:
+                        active, cut = _active_tools(collected), len(collected)
                         with anyio.fail_after(5):
                             await session.cancel()
                     if isinstance(kind, TurnEnded):
                         break
-            assert cancelled, "the turn ended before it produced anything to cancel"
+            assert active is not None, "the turn ended before it produced anything to cancel"
             _check_turn_shape(collected, delivery.prompt_id)
             ended = collected[-1].kind
             assert isinstance(ended, TurnEnded) and isinstance(ended.stop, Cancelled), f"turn ended {ended}"
             unconfirmed = [
                 e
                 for e in collected
-                if isinstance(e.kind, Diagnostic) and e.kind.diagnostic.code == "cancel_unconfirmed"
+                if isinstance(e.kind, Diagnostic) and e.kind.diagnostic.code == DiagnosticCode.CANCEL_UNCONFIRMED
             ]
             assert not unconfirmed, "the adapter never ended the cancelled turn; the engine had to give up on it"
+            after: list[Event] = []
             if launch.follow_up is not None:
                 await session.prompt(launch.follow_up)
                 after = await _turn(events, session)
                 stop = after[-1].kind
                 assert isinstance(stop, TurnEnded) and isinstance(stop.stop, Completed), f"after a cancel: {stop}"
+            _check_cancelled_tools(active, collected[cut:] + after, ended.background)
+
+
+_WIRE_COMPLAINTS = frozenset(
+    {
+        DiagnosticCode.AGENT_ERROR,
+        DiagnosticCode.UNEXPECTED_ANSWER,
+        DiagnosticCode.COMMAND_FAILED,
+        DiagnosticCode.FRAME_ERROR,
+        DiagnosticCode.WRITE_FAILED,
+        DiagnosticCode.DUPLICATE_REQUEST,
+    }
+)
+"""Diagnostics that show a request answered twice: the agent (or the adapter's wire) refusing an
+answer to a request that no longer waits, or the adapter failing on the engine's ``Decline``."""
+
+
+async def check_cancel_mid_request(subject: Subject, workdir: Path) -> None:
+    """A cancel while a permission request waits closes it exactly once: the engine sends
+    ``Decline`` and the adapter answers the wire at most once (no complaint from the agent, no
+    answer accepted afterwards), the tools active at the cancel end ``CANCELLED``, and the next
+    turn completes.
+
+    Staged by the PERMISSION scenario plus its ``follow_up`` prompt (no ``follow_up``: skipped).
+    """
+    launch = _launch(subject, Scenario.PERMISSION, workdir)
+    if launch.follow_up is None:
+        raise Skip(f"{subject.name} stages no follow_up turn after the permission scenario")
+    async with launch.runtime as runtime:
+        session, events = await _open(runtime, launch)
+        if not session.info().details.capabilities.supports(Capability.PERMISSIONS):
+            await session.close()
+            raise Skip("the adapter reports no Capability.PERMISSIONS")
+        async with session:
+            delivery = await session.prompt(launch.prompt)
+            collected: list[Event] = []
+            request: PermissionRequest | None = None
+            active: dict[str, ToolUpdate] = {}
+            cut = 0
+            with anyio.fail_after(TURN_TIMEOUT):
+                async for event in events:
+                    collected.append(event)
+                    kind = event.kind
+                    if isinstance(kind, RequestOpened) and isinstance(kind.request, PermissionRequest) and not request:
+                        request = kind.request
+                        active, cut = _active_tools(collected), len(collected)
+                        await session.cancel()
+                    elif isinstance(kind, RequestOpened) and request is None:
+                        await _answer(session, kind)
+                    if isinstance(kind, TurnEnded):
+                        break
+            assert request is not None, "the permission scenario opened no permission request"
+            _check_turn_shape(collected, delivery.prompt_id)
+            ended = collected[-1].kind
+            assert isinstance(ended, TurnEnded) and isinstance(ended.stop, Cancelled), f"turn ended {ended}"
+            closed = [e for e in collected if isinstance(e.kind, RequestClosed) and e.kind.request_id == request.id]
+            assert len(closed) == 1, f"request {request.id} was closed {len(closed)} times"
+            try:
+                await session.answer(request.id, Answer.permission(request.options[0]))
+            except InvalidRequest:
+                pass
+            else:
+                raise AssertionError(f"request {request.id} took an answer after the cancel closed it")
+            await session.prompt(launch.follow_up)
+            after = await _turn(events, session)
+            stop = after[-1].kind
+            assert isinstance(stop, TurnEnded) and isinstance(stop.stop, Completed), f"after the cancel: {stop}"
+            complaints = [
+                f"{e.kind.diagnostic.code}: {e.kind.diagnostic.message}"
+                for e in collected[cut:] + after
+                if isinstance(e.kind, Diagnostic) and e.kind.diagnostic.code in _WIRE_COMPLAINTS
+            ]
+            assert not complaints, f"after the cancel closed request {request.id}: {complaints}"
+            _check_cancelled_tools(active, collected[cut:] + after, ended.background)
+
+
+_CONFIG_SETTLED = frozenset(
+    {DiagnosticCode.CONFIGURE_REFUSED, DiagnosticCode.UNSUPPORTED, DiagnosticCode.COMMAND_FAILED}
+)
+"""The diagnostics that refuse a setting (the engine then lets the next prompt start)."""
+
+
+def _between_turns_change(info: SessionInfo) -> tuple[ConfigOption, ConfigValue] | None:
+    """A ``between_turns`` option and a value other than its current one, or None."""
+    for option in info.details.config_options:
+        if not (option.live and option.between_turns):
+            continue
+        current = info.configuration.get(option.id, option.current)
+        if isinstance(option.kind, SelectKind):
+            other = [choice.value for choice in option.kind.choices if choice.value != current]
+            if other:
+                return option, other[0]
+        elif isinstance(option.kind, BooleanKind):
+            return option, current is not True
+    return None
+
+
+async def check_between_turns(subject: Subject, workdir: Path) -> None:
+    """A ``ConfigOption.between_turns`` setting changed mid-turn waits for the turn: until its
+    ``TurnEnded`` the session's configuration keeps the old value; then the adapter confirms it
+    (``SessionUpdated``) or refuses it (``configure_refused``) before the next prompt starts.
+
+    Staged by the TEXT scenario (and its ``follow_up``, when given, as the next prompt); skipped when
+    the adapter reports no ``between_turns`` option.
+    """
+    launch = _launch(subject, Scenario.TEXT, workdir)
+    async with launch.runtime as runtime:
+        session, events = await _open(runtime, launch)
+        change = _between_turns_change(session.info())
+        if change is None:
+            await session.close()
+            raise Skip("the adapter reports no between_turns option with a second value")
+        option, value = change
+        old = session.info().configuration.get(option.id)
+        async with session:
+            delivery = await session.prompt(launch.prompt)
+            await session.configure(option.id, value)  # mid-turn: the engine holds it
+            assert session.info().configuration.get(option.id) == old, f"{option.id} changed mid-turn"
+            turn = await _turn(events, session)
+            _check_turn_shape(turn, delivery.prompt_id)
+            early = [
+                e.kind.info.configuration.get(option.id)
+                for e in turn
+                if isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get(option.id) != old
+            ]
+            assert not early, f"{option.id} changed from {old!r} to {early[0]!r} before the turn's TurnEnded"
+            if launch.follow_up is not None:
+                await session.prompt(launch.follow_up)  # waits for the setting to settle
+            settled = await _settled(events, option.id, value)
+            if launch.follow_up is not None:
+                after = await _turn(events, session)
+                stop = after[-1].kind
+                assert isinstance(stop, TurnEnded) and isinstance(stop.stop, Completed), f"after the setting: {stop}"
+            assert settled is not None
+
+
+async def _settled(events: AsyncIterator[Event], option_id: str, value: ConfigValue) -> Event:
+    """The event that settles a held setting: a ``SessionUpdated`` showing ``value`` or a refusal."""
+    with anyio.fail_after(TURN_TIMEOUT):
+        async for event in events:
+            kind = event.kind
+            if isinstance(kind, SessionUpdated) and kind.info.configuration.get(option_id) == value:
+                return event
+            if isinstance(kind, Diagnostic) and kind.diagnostic.code in _CONFIG_SETTLED:
+                return event
+            assert not (
+                isinstance(kind, Diagnostic) and kind.diagnostic.code == DiagnosticCode.CONFIGURE_UNCONFIRMED
+            ), f"the adapter neither confirmed (InfoChanged) nor refused (configure_refused) {option_id}={value!r}"
+            assert not isinstance(kind, TurnStarted), (
+                f"a turn started before {option_id}={value!r} was confirmed or refused"
+            )
+    raise AssertionError(f"the event stream ended before {option_id}={value!r} was confirmed or refused")
 
 
 async def check_close_reaps(subject: Subject, workdir: Path) -> None:
@@ -394,7 +658,7 @@ async def check_close_reaps(subject: Subject, workdir: Path) -> None:
     launch = _launch(subject, Scenario.CLOSE, workdir)
     before = _children()
     async with launch.runtime as runtime:
-        session, events = await runtime.open(launch.agent, launch.options)
+        session, events = await _open(runtime, launch)
         await session.prompt(launch.prompt)
         await _turn(events, session)
         await session.close()
@@ -407,7 +671,7 @@ async def check_unsupported_calls(subject: Subject, workdir: Path) -> None:
     """Calls that need a capability the adapter does not report fail typed, never misbehave."""
     launch = _launch(subject, Scenario.CAPABILITIES, workdir)
     async with launch.runtime as runtime:
-        session, _events = await runtime.open(launch.agent, launch.options)
+        session, _events = await _open(runtime, launch)
         caps = session.info().details.capabilities
         async with session:
             if not caps.supports(Capability.ROLLBACK):
@@ -433,23 +697,78 @@ async def check_unsupported_calls(subject: Subject, workdir: Path) -> None:
                 raise AssertionError("fork_from without Capability.FORK opened a session")
 
 
+def _translator(subject: Subject) -> tuple[Callable[[dict[str, Any]], object], list[Mapping[str, Any]]]:
+    translate = getattr(subject, "translate", None)
+    if translate is None:
+        raise Skip("the subject offers no translate(frame) hook")
+    return translate, list(getattr(subject, "sample_frames", ()))
+
+
 async def check_fuzzed_frames(subject: Subject, workdir: Path) -> None:
     """Random and near-miss frames through the adapter's translator never raise.
 
     The subject opts in with a ``translate(frame: dict) -> object`` attribute (and optionally
     ``sample_frames``: real frames to mutate).
     """
-    translate = getattr(subject, "translate", None)
-    if translate is None:
-        raise Skip("the subject offers no translate(frame) hook")
-    samples: Sequence[Mapping[str, Any]] = getattr(subject, "sample_frames", ())
-    await anyio.to_thread.run_sync(_fuzz, translate, list(samples))
+    translate, samples = _translator(subject)
+    await anyio.to_thread.run_sync(_fuzz, translate, samples, _never_raises)
 
 
-def _fuzz(translate: Callable[[dict[str, Any]], object], samples: list[Mapping[str, Any]]) -> None:
+async def check_diagnostic_codes(subject: Subject, workdir: Path) -> None:
+    """Every diagnostic the translator makes from the sample frames and from fuzzed ones carries
+    a code from ``DiagnosticCode`` (a frame whose translation raises is ``fuzzed_frames``' concern).
+
+    Diagnostics are found anywhere in what ``translate`` returns: a ``seam.Content``, a list of
+    them, or an attrs object holding them. Sessions are held to the same table in every check.
+    """
+    translate, samples = _translator(subject)
+    await anyio.to_thread.run_sync(_fuzz, translate, samples, _codes_from_the_table)
+
+
+def _never_raises(translate: Callable[[dict[str, Any]], object], frame: dict[str, Any]) -> None:
+    try:
+        translate(frame)
+    except Exception as exc:
+        raise AssertionError(f"translate raised {type(exc).__name__}: {exc} for the frame {frame!r}") from exc
+
+
+def _codes_from_the_table(translate: Callable[[dict[str, Any]], object], frame: dict[str, Any]) -> None:
+    try:
+        translated = translate(frame)
+    except Exception:
+        return
+    for info in _diagnostics_in(translated):
+        _require_table_code(info, f"for the frame {frame!r} the translator made")
+
+
+def _diagnostics_in(value: object, depth: int = 0) -> Iterator[DiagnosticInfo]:
+    """The ``DiagnosticInfo``s inside a translator's result (JSON payloads are not searched)."""
+    if depth > 8:
+        return
+    if isinstance(value, DiagnosticInfo):
+        yield value
+    elif isinstance(value, Diagnostic):
+        yield value.diagnostic
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _diagnostics_in(item, depth + 1)
+    else:
+        cls = type(value)
+        if attrs.has(cls):
+            for field in attrs.fields(cls):
+                yield from _diagnostics_in(getattr(value, field.name), depth + 1)
+
+
+def _fuzz(
+    translate: Callable[[dict[str, Any]], object],
+    samples: list[Mapping[str, Any]],
+    verify: Callable[[Callable[[dict[str, Any]], object], dict[str, Any]], None],
+) -> None:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
+    for sample in samples:  # every real frame as it is, then the fuzzer's
+        verify(translate, dict(sample))
     scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20))
     values = st.recursive(
         scalars,
@@ -489,13 +808,10 @@ def _fuzz(translate: Callable[[dict[str, Any]], object], samples: list[Mapping[s
 
     @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(frames)
-    def never_raises(frame: dict[str, Any]) -> None:
-        try:
-            translate(frame)
-        except Exception as exc:
-            raise AssertionError(f"translate raised {type(exc).__name__}: {exc} for the frame {frame!r}") from exc
+    def holds(frame: dict[str, Any]) -> None:
+        verify(translate, frame)
 
-    never_raises()
+    holds()
 
 
 CHECKS: tuple[Callable[[Subject, Path], Awaitable[None]], ...] = (
@@ -504,9 +820,12 @@ CHECKS: tuple[Callable[[Subject, Path], Awaitable[None]], ...] = (
     check_tool_snapshots,
     check_permission_round_trip,
     check_cancel,
+    check_cancel_mid_request,
+    check_between_turns,
     check_close_reaps,
     check_unsupported_calls,
     check_fuzzed_frames,
+    check_diagnostic_codes,
 )
 """Every check, in the order ``run_adapter_conformance`` runs them."""
 

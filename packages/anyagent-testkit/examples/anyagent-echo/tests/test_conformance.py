@@ -79,7 +79,8 @@ class EchoSubject:
         options = SessionOptions.in_dir(workdir)
         if scenario is Scenario.TOOL:
             options = options.permission_mode(PermissionMode.AUTO_APPROVE)  # tools without asking
-        follow_up = "hello again" if scenario is Scenario.CANCEL else None
+        # the turn after a cancel (CANCEL, and PERMISSION's cancel_mid_request) and after a setting
+        follow_up = "hello again" if scenario in (Scenario.CANCEL, Scenario.PERMISSION, Scenario.TEXT) else None
         return Launch(Runtime(), installed_echo_agent(), options, PROMPTS.get(scenario, "hello"), follow_up)
 
 
