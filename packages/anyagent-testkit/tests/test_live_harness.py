@@ -1,4 +1,5 @@
-"""The live tier's machinery, offline: the pin table, installs (with a stand-in npm), isolated envs."""
+"""The live tier's machinery, offline: the pin table, installs (with a stand-in npm), isolated envs,
+and protocol arguments taken from the adapter packages' catalog profiles."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from anyagent import AgentProfile
 from anyagent_testkit.live import (
     CACHE_ENV,
     PINNED,
@@ -16,7 +18,9 @@ from anyagent_testkit.live import (
     default_cache,
     install,
     installed_executable,
+    installed_profiles,
     prepare,
+    protocol_args,
 )
 
 EXPECTED_PINS = {
@@ -29,6 +33,18 @@ EXPECTED_PINS = {
     "claude-agent-acp": ("@agentclientprotocol/claude-agent-acp", "0.49.0"),
     "codex-acp": ("@zed-industries/codex-acp", "0.16.0"),
 }
+
+PROFILES = {
+    profile_id: AgentProfile(id=profile_id, name=profile_id, wire="test", executables=(profile_id,), args=args)
+    for profile_id, args in {
+        "claude": ("--from-the-claude-profile",),
+        "qwen": ("--acp",),
+        "gemini": ("--acp",),
+        "claude-acp": (),
+        "codex-acp": (),
+    }.items()
+}
+"""Stand-in catalog profiles (the real ones come from the installed adapter packages)."""
 
 FAKE_NPM = """#!/bin/sh
 # stand-in for npm: record the call, then lay out what `npm install --prefix P pkg@ver` would
@@ -104,7 +120,7 @@ def test_prepare_builds_an_isolated_environment_wired_to_the_fake_model(
     exe = tmp_path / "bin" / cli_id
     exe.parent.mkdir()
     exe.write_text("#!/bin/sh\n")
-    agent = prepare(cli_id, "http://127.0.0.1:4321/", tmp_path / "root", executable=exe)
+    agent = prepare(cli_id, "http://127.0.0.1:4321/", tmp_path / "root", executable=exe, profiles=PROFILES)
     env = dict(agent.env)
     assert "sk-real-secret" not in json.dumps(env)
     assert env["HOME"] == str(tmp_path / "root" / "home")
@@ -130,13 +146,13 @@ def _config_text(*folders: Path) -> str:
 
 
 def test_the_claude_recipe(tmp_path: Path) -> None:
-    agent = prepare("claude", "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"))
+    agent = prepare("claude", "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"), profiles=PROFILES)
     assert agent.env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
     assert agent.env["CLAUDE_CONFIG_DIR"] == str(tmp_path / "home" / ".claude")
     assert agent.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
     assert agent.env["CLAUDE_CODE_MAX_RETRIES"] == "1"
     assert ("IS_SANDBOX" in agent.env) == (os.geteuid() == 0)
-    assert "--permission-prompt-tool" in agent.args
+    assert agent.args == ("--from-the-claude-profile",)
 
 
 def test_the_codex_recipe_writes_a_fake_provider(tmp_path: Path) -> None:
@@ -157,6 +173,24 @@ def test_the_pi_recipe_gates_tools_through_an_extension(tmp_path: Path) -> None:
     gate = Path(agent.args[agent.args.index("-e") + 1])
     assert "ctx.ui.confirm" in gate.read_text()
     assert agent.args[:2] == ("--mode", "rpc")
+
+
+def test_protocol_args_come_from_the_profile_or_the_pin_table(tmp_path: Path) -> None:
+    assert protocol_args("qwen", PROFILES) == ("--acp",)
+    assert protocol_args("codex", {}) == PINNED["codex"].args  # no adapter package drives codex
+    assert PINNED["claude"].args == ()  # claude's flags live in its profile only
+    with pytest.raises(LiveInstallError, match="'claude-acp' profile that launches claude-agent-acp"):
+        prepare("claude-agent-acp", "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"), profiles={})
+
+
+def test_the_installed_claude_profile_launches_the_live_claude(tmp_path: Path) -> None:
+    """Without ``profiles`` the catalog is the installed plugins' (anyagent-claude registers ``claude``)."""
+    profile = installed_profiles().get("claude")
+    if profile is None:
+        pytest.skip("anyagent-claude is not installed here")
+    agent = prepare("claude", "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"))
+    assert agent.args == profile.args
+    assert {"--input-format", "--output-format", "--permission-prompt-tool"} <= set(agent.args)
 
 
 def test_prepare_needs_an_installed_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

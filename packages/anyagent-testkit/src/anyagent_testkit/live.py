@@ -11,6 +11,11 @@ telemetry and auto-update off, ``IS_SANDBOX=1`` for Claude when running as root 
 model wired in (base URL + dummy key, per CLI) and returns a ``LiveAgent`` with the executable, the
 environment and the CLI's protocol-mode arguments. Nothing from the caller's environment leaks in
 (no real key, no login). The recipes follow the project's live-tier research notes.
+
+The protocol-mode arguments of a CLI an adapter package drives come from that package's catalog
+profile (``AgentProfile.args``, found through ``anyagent``'s plugin registry), so the live tier
+launches exactly what the adapter launches; the testkit never imports an adapter package. Only a
+CLI no installed adapter drives yet keeps its arguments in ``PINNED``.
 """
 
 from __future__ import annotations
@@ -25,9 +30,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    from anyagent import AgentProfile
 
 __all__ = [
     "CACHE_ENV",
@@ -38,7 +46,9 @@ __all__ = [
     "default_cache",
     "install",
     "installed_executable",
+    "installed_profiles",
     "prepare",
+    "protocol_args",
 ]
 
 CACHE_ENV = "ANYAGENT_LIVE_CACHE"
@@ -50,15 +60,19 @@ FAKE_MODEL = "fake-model"
 
 @attrs.frozen
 class PinnedCli:
-    """One pinned CLI: npm ``package`` at ``version``, its ``bin`` name, and its protocol-mode ``args``.
+    """One pinned CLI: npm ``package`` at ``version`` and its ``bin`` name.
 
-    ``version_check``: whether ``<bin> --version`` prints the version (used to verify an install).
+    ``profile``: the id of the catalog profile whose ``args`` put it in protocol mode (registered
+    by the adapter package that drives it); ``args``: its protocol-mode arguments when no adapter
+    package drives it (``profile`` None). ``version_check``: whether ``<bin> --version`` prints the
+    version (used to verify an install).
     """
 
     id: str
     package: str
     version: str
     bin: str
+    profile: str | None = None
     args: tuple[str, ...] = ()
     version_check: bool = True
 
@@ -68,43 +82,38 @@ class PinnedCli:
         return f"{self.id}@{self.version}"
 
 
-_CLAUDE_ARGS = (
-    "-p",
-    "--output-format",
-    "stream-json",
-    "--input-format",
-    "stream-json",
-    "--verbose",
-    "--include-partial-messages",
-    "--permission-prompt-tool",
-    "stdio",
-    "--replay-user-messages",
-)
-
 PINNED: Mapping[str, PinnedCli] = MappingProxyType(
     {
         cli.id: cli
         for cli in (
-            PinnedCli("claude", "@anthropic-ai/claude-code", "2.1.332", "claude", _CLAUDE_ARGS),
+            PinnedCli("claude", "@anthropic-ai/claude-code", "2.1.332", "claude", profile="claude"),
             PinnedCli(
                 "codex",
                 "@openai/codex",
                 "0.171.0",
                 "codex",
-                ("app-server", "--disable", "plugins", "--disable", "remote_plugin", "--disable", "apps"),
+                args=("app-server", "--disable", "plugins", "--disable", "remote_plugin", "--disable", "apps"),
             ),
-            PinnedCli("opencode", "opencode-ai", "1.18.33", "opencode", ("serve", "--hostname", "127.0.0.1")),
-            PinnedCli("pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi", ("--mode", "rpc")),
-            PinnedCli("qwen", "@qwen-code/qwen-code", "0.15.10", "qwen", ("--acp",)),
-            PinnedCli("gemini", "@google/gemini-cli", "0.61.0", "gemini", ("--acp",)),
+            PinnedCli("opencode", "opencode-ai", "1.18.33", "opencode", args=("serve", "--hostname", "127.0.0.1")),
+            PinnedCli("pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi", args=("--mode", "rpc")),
+            PinnedCli("qwen", "@qwen-code/qwen-code", "0.15.10", "qwen", profile="qwen"),
+            PinnedCli("gemini", "@google/gemini-cli", "0.61.0", "gemini", profile="gemini"),
             PinnedCli(
                 "claude-agent-acp",
                 "@agentclientprotocol/claude-agent-acp",
                 "0.49.0",
                 "claude-agent-acp",
+                profile="claude-acp",
                 version_check=False,
             ),
-            PinnedCli("codex-acp", "@zed-industries/codex-acp", "0.16.0", "codex-acp", version_check=False),
+            PinnedCli(
+                "codex-acp",
+                "@zed-industries/codex-acp",
+                "0.16.0",
+                "codex-acp",
+                profile="codex-acp",
+                version_check=False,
+            ),
         )
     }
 )
@@ -276,16 +285,50 @@ def _base_env(home: Path) -> dict[str, str]:
     }
 
 
-def prepare(cli_id: str, fake_model_url: str, root: Path, *, executable: Path | None = None) -> LiveAgent:
+def installed_profiles() -> Mapping[str, AgentProfile]:
+    """The catalog profiles the installed adapter packages register (``anyagent``'s plugin
+    registry, honouring ``ANYAGENT_LOAD_PLUGINS`` / ``ANYAGENT_DISABLE_PLUGINS``), by id."""
+    from anyagent import Runtime
+
+    return MappingProxyType(dict(Runtime().registry().profiles))
+
+
+def protocol_args(cli_id: str, profiles: Mapping[str, AgentProfile] | None = None) -> tuple[str, ...]:
+    """The arguments that put ``cli_id`` in protocol mode: its catalog profile's ``args`` (from
+    ``profiles``, default ``installed_profiles()``), or ``PINNED``'s own for a CLI no adapter
+    package drives. ``LiveInstallError`` when the profile is not installed."""
+    cli = _pinned(cli_id)
+    if cli.profile is None:
+        return cli.args
+    catalog = installed_profiles() if profiles is None else profiles
+    profile = catalog.get(cli.profile)
+    if profile is None:
+        raise LiveInstallError(
+            f"no installed anyagent plugin registers the {cli.profile!r} profile that launches {cli_id}; "
+            f"install the adapter package that drives it (installed profiles: {', '.join(sorted(catalog)) or 'none'})"
+        )
+    return tuple(profile.args)
+
+
+def prepare(
+    cli_id: str,
+    fake_model_url: str,
+    root: Path,
+    *,
+    executable: Path | None = None,
+    profiles: Mapping[str, AgentProfile] | None = None,
+) -> LiveAgent:
     """An isolated environment under ``root`` for ``cli_id``, wired to the fake model at ``fake_model_url``.
 
     ``executable``: an installed binary to use (default: the pinned one from the cache, which must
-    already be installed — call ``install`` first).
+    already be installed — call ``install`` first). ``profiles``: the catalog the protocol-mode
+    arguments come from (default: the installed adapter packages', see ``protocol_args``).
     """
     cli = _pinned(cli_id)
     exe = executable or installed_executable(cli_id)
     if exe is None:
         raise LiveInstallError(f"{cli.package}@{cli.version} is not installed; call install({cli_id!r}) first")
+    args = protocol_args(cli_id, profiles)
     root = root.absolute()
     home, tmp, workspace, xdg = root / "home", root / "tmp", root / "workspace", root / "xdg"
     for folder in (home, tmp, workspace, *(xdg / name for name in ("config", "data", "cache", "state"))):
@@ -296,7 +339,7 @@ def prepare(cli_id: str, fake_model_url: str, root: Path, *, executable: Path | 
     url = fake_model_url.rstrip("/")
     extra_env, extra_args = _CONFIGURERS[cli_id](_Layout(root, home, xdg, workspace), url)
     env.update(extra_env)
-    return LiveAgent(cli, exe, MappingProxyType(env), (*cli.args, *extra_args), root, home, workspace, tmp)
+    return LiveAgent(cli, exe, MappingProxyType(env), (*args, *extra_args), root, home, workspace, tmp)
 
 
 @attrs.frozen

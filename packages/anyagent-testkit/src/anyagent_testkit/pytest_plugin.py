@@ -9,7 +9,8 @@ Adds:
 * the ``live`` marker.
 * fixtures: ``fake_model`` (a started ``FakeModel`` logging to ``tmp_path/fake-model.jsonl``),
   ``live_cache`` (the cache folder), ``live_agent`` (a factory: ``live_agent("claude")`` installs the
-  pinned CLI once and returns a ``LiveAgent`` isolated under ``tmp_path`` and wired to ``fake_model``).
+  pinned CLI once and returns a ``LiveAgent`` isolated under ``tmp_path``, wired to ``fake_model``,
+  with the protocol arguments of the installed adapter package's profile).
 
 The adapter conformance suite lives in ``anyagent_testkit.conformance``.
 """
@@ -90,6 +91,9 @@ def live_agent(
             executable = install(cli_id, live_cache)
         except LiveInstallError as exc:
             pytest.fail(f"live tier: cannot install {cli_id}: {exc}", pytrace=False)
-        return prepare(cli_id, fake_model.url, tmp_path / "live" / (name or cli_id), executable=executable)
+        try:  # the protocol arguments come from the installed adapter package's profile
+            return prepare(cli_id, fake_model.url, tmp_path / "live" / (name or cli_id), executable=executable)
+        except LiveInstallError as exc:
+            pytest.fail(f"live tier: cannot prepare {cli_id}: {exc}", pytrace=False)
 
     return make
