@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 import textwrap
 import types
 from pathlib import Path
+from typing import Any
 
+import attrs
 import pytest
 
 import anyagent
-from anyagent import AgentProfile, PluginWarning, Runtime, SessionOptions
+from anyagent import (
+    AgentInstallation,
+    AgentProfile,
+    DemoAgent,
+    InvalidConfiguration,
+    PluginWarning,
+    Runtime,
+    SessionOptions,
+)
 from anyagent.mock import MockAdapter
 
 pytestmark = pytest.mark.anyio
@@ -47,13 +58,29 @@ def anyagent_adapters():
 """
 
 
-def make_dist(site: Path, dist: str, module: str, source: str, version: str = "1.2.3") -> None:
-    """Write a real (unpacked) distribution with an `anyagent` entry point onto ``site``."""
-    (site / f"{module}.py").write_text(source)
+def make_dist(
+    site: Path, dist: str, module: str, source: str, version: str = "1.2.3", entry_point: str | None = None
+) -> None:
+    """Write a real (unpacked) distribution with an `anyagent` entry point onto ``site``
+    (``module`` may be dotted: its packages are created; the entry point names ``entry_point``,
+    default ``module``)."""
+    make_module(site, module, source)
     info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-    (info / "entry_points.txt").write_text(f"[anyagent]\n{module} = {module}\n")
+    target = entry_point or module
+    (info / "entry_points.txt").write_text(f"[anyagent]\n{target.split('.')[0]} = {target}\n")
+
+
+def make_module(site: Path, module: str, source: str) -> None:
+    """Write ``module`` (dotted names become packages with an empty ``__init__``) onto ``site``."""
+    *packages, leaf = module.split(".")
+    folder = site
+    for package in packages:
+        folder = folder / package
+        folder.mkdir(exist_ok=True)
+        (folder / "__init__.py").touch()
+    (folder / f"{leaf}.py").write_text(source)
 
 
 @pytest.fixture
@@ -65,8 +92,9 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ANYAGENT_LOAD_PLUGINS", "good-plug,broken-plug,hook-plug")
     monkeypatch.delenv("ANYAGENT_DISABLE_PLUGINS", raising=False)
     yield site
-    for name in ("goodplug", "brokenplug", "hookplug"):
-        sys.modules.pop(name, None)
+    for name in list(sys.modules):
+        if name.split(".")[0] in {"goodplug", "brokenplug", "hookplug", "pkgplug", "convplug", "emptypkg"}:
+            del sys.modules[name]
 
 
 def test_entry_point_plugins_register_adapters_and_profiles(site: Path) -> None:
@@ -130,16 +158,22 @@ def test_register_rejects_bad_values_as_warnings() -> None:
     class Plugin:
         @anyagent.hookimpl
         def anyagent_adapters(self, register: anyagent.Register) -> None:
+            register.adapter(MockAdapter)  # the builtin's again: no conflict, but something registered
             register.adapter(object)  # names no wire
 
         @anyagent.hookimpl
         def anyagent_agents(self, register: anyagent.Register) -> None:
             register.profile("not a profile")  # type: ignore[arg-type]
 
+        @anyagent.hookimpl
+        def anyagent_demos(self, register: anyagent.Register) -> None:
+            register.demo("not a demo")  # type: ignore[arg-type]
+
     with pytest.warns(PluginWarning) as caught:
         registry = Runtime(plugins=[Plugin()]).registry()
-    assert len(caught) == 2
-    assert registry.profiles == {}
+    assert len(caught) == 3
+    assert registry.profiles == {} and registry.demos == {}
+    assert set(registry.adapters) == {"mock"}
 
 
 def test_duplicate_registrations_keep_the_first() -> None:
@@ -166,6 +200,10 @@ def test_unknown_hooks_are_warned_about() -> None:
         def anyagent_frobnicate(self) -> None:
             return None
 
+        @anyagent.hookimpl
+        def anyagent_agents(self) -> list[AgentProfile]:
+            return [AgentProfile(id="frob", name="Frob", wire="mock", executables=("frob",))]
+
     with pytest.warns(PluginWarning, match="anyagent_frobnicate"):
         Runtime(plugins=[Plugin()]).registry()
 
@@ -182,3 +220,164 @@ async def test_a_third_party_wire_opens_sessions_through_the_engine(tmp_path: Pa
         async with session:
             assert session.info().details.version == "mock"
             assert isinstance(runtime.registry().adapters["echo"](), MockAdapter)
+
+
+# ---------------------------------------------------------------------------------------------
+# what `Runtime(plugins=[...])` takes: a plugin module, a plugin object, an adapter package
+
+
+class EchoPlugin:
+    """A plugin object: hookimpls as methods."""
+
+    @anyagent.hookimpl
+    def anyagent_agents(self) -> list[AgentProfile]:
+        return [AgentProfile(id="obj", name="Object", wire="mock", executables=("obj",))]
+
+
+def test_a_plugin_module_and_a_plugin_object_load_as_given() -> None:
+    module = types.ModuleType("inline_plugin")
+    exec(textwrap.dedent(GOOD), module.__dict__)
+    runtime = Runtime(plugins=[module, EchoPlugin()])
+    assert set(runtime.registry().profiles) == {"echo", "obj"}
+    names = [p.name for p in runtime.plugins()]
+    assert names == ["anyagent.builtin", "inline_plugin", "test_plugins.EchoPlugin"]
+
+
+def test_a_package_stands_for_the_entry_points_that_point_into_it(site: Path) -> None:
+    # the entry point names a submodule that is not the conventional `.plugin`
+    make_dist(site, "pkg-plug", "pkgplug.hooks", GOOD, version="4.5.6")
+    make_dist(site, "broken-plug", "brokenplug", BROKEN_IMPORT)  # never scanned: no warning
+    package = importlib.import_module("pkgplug")
+    runtime = Runtime(plugins=[package])
+    assert set(runtime.registry().profiles) == {"echo"}
+    info = next(p for p in runtime.plugins() if p.name == "pkgplug.hooks")
+    assert (info.distribution, info.version, info.wires) == ("pkg-plug", "4.5.6", ("echo",))
+
+
+def test_a_package_without_an_entry_point_falls_back_to_its_plugin_module(site: Path) -> None:
+    make_module(site, "convplug.plugin", GOOD)
+    package = importlib.import_module("convplug")
+    registry = Runtime(plugins=[package]).registry()
+    assert set(registry.profiles) == {"echo"}
+    assert [p.name for p in registry.plugins] == ["anyagent.builtin", "convplug.plugin"]
+
+
+def test_a_package_and_its_plugin_module_given_together_load_once(site: Path) -> None:
+    make_module(site, "convplug.plugin", GOOD)
+    package = importlib.import_module("convplug")
+    registry = Runtime(plugins=[package, importlib.import_module("convplug.plugin")]).registry()
+    assert [p.name for p in registry.plugins] == ["anyagent.builtin", "convplug.plugin"]
+
+
+def test_the_claude_package_loads_its_plugin_as_the_api_page_writes_it() -> None:
+    anyagent_claude = pytest.importorskip("anyagent_claude")
+    registry = Runtime(plugins=[anyagent_claude]).registry()
+    assert "claude" in registry.adapters
+    assert "claude" in registry.profiles
+
+
+@pytest.mark.parametrize(
+    ("make", "named"),
+    [
+        (lambda site: types.ModuleType("notaplugin"), "'notaplugin' is not an anyagent plugin"),
+        (lambda site: object(), "is not an anyagent plugin"),
+        (
+            lambda site: (make_module(site, "emptypkg.tools", "X = 1\n"), importlib.import_module("emptypkg"))[1],
+            "no emptypkg.plugin module",
+        ),
+    ],
+    ids=["module", "object", "package"],
+)
+def test_a_module_with_no_plugin_is_invalid_configuration(site: Path, make: Any, named: str) -> None:
+    runtime = Runtime(plugins=[make(site)])
+    with pytest.raises(InvalidConfiguration, match=named):
+        runtime.registry()
+    with pytest.raises(InvalidConfiguration):  # every use says so, not only the first
+        runtime.profiles()
+
+
+def test_a_given_plugin_that_registers_nothing_is_invalid_configuration() -> None:
+    class Empty:
+        @anyagent.hookimpl
+        def anyagent_agents(self) -> list[AgentProfile]:
+            return []
+
+    class Misspelled:
+        @anyagent.hookimpl
+        def anyagent_agent(self) -> list[AgentProfile]:
+            return [AgentProfile(id="typo", name="Typo", wire="mock", executables=("typo",))]
+
+    with pytest.raises(InvalidConfiguration, match=r"'test_plugins\..*Empty' registered nothing"):
+        Runtime(plugins=[Empty()]).registry()
+    with (
+        pytest.warns(PluginWarning, match="unknown hook 'anyagent_agent'"),
+        pytest.raises(InvalidConfiguration, match=r"registered nothing.*unknown hook 'anyagent_agent'"),
+    ):
+        Runtime(plugins=[Misspelled()]).registry()
+    module = types.ModuleType("hookplug")
+    exec(textwrap.dedent(BROKEN_HOOK), module.__dict__)
+    with pytest.warns(PluginWarning), pytest.raises(InvalidConfiguration, match=r"'hookplug' registered nothing.*boom"):
+        Runtime(plugins=[module]).registry()
+
+
+def test_a_scanned_plugin_that_registers_nothing_is_no_error(site: Path) -> None:
+    make_dist(
+        site, "good-plug", "goodplug", "import anyagent\n\n@anyagent.hookimpl\ndef anyagent_agents():\n    return []\n"
+    )
+    assert "goodplug" in [p.name for p in Runtime().plugins()]
+
+
+# ---------------------------------------------------------------------------------------------
+# demos
+
+
+def _echo_installation(directory: Path) -> AgentInstallation:
+    return AgentInstallation.at("echo", directory / "echo-agent")
+
+
+def _echo_project(directory: Path) -> Path:
+    return directory
+
+
+def _demo(name: str = "echo") -> DemoAgent:
+    return DemoAgent(
+        name=name,
+        title="echo against a scripted agent",
+        prompt="hi",
+        installation=_echo_installation,
+        project=_echo_project,
+    )
+
+
+def test_plugins_register_demos_through_a_hook() -> None:
+    demo = _demo()
+
+    class Plugin:
+        @anyagent.hookimpl
+        def anyagent_demos(self, register: anyagent.Register) -> None:
+            register.demo(demo)
+
+    class Returns:
+        @anyagent.hookimpl
+        def anyagent_demos(self) -> list[DemoAgent]:
+            return [_demo("other"), demo]  # the same demo again is no conflict
+
+    runtime = Runtime(plugins=[Plugin(), Returns()])
+    assert runtime.registry().demos == {"echo": demo, "other": _demo("other")}
+    assert [p.demos for p in runtime.plugins()] == [(), ("echo",), ("other",)]
+
+
+def test_a_second_demo_with_the_same_name_keeps_the_first() -> None:
+    class First:
+        @anyagent.hookimpl
+        def anyagent_demos(self) -> list[DemoAgent]:
+            return [_demo()]
+
+    class Second:
+        @anyagent.hookimpl
+        def anyagent_demos(self) -> list[DemoAgent]:
+            return [attrs.evolve(_demo(), title="another")]
+
+    with pytest.warns(PluginWarning, match="registered demo 'echo' again"):
+        registry = Runtime(plugins=[First(), Second()]).registry()
+    assert registry.demos["echo"].title == "echo against a scripted agent"

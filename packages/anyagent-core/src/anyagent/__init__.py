@@ -39,7 +39,7 @@ from ._errors import (
 )
 from ._installation import AgentInstallation, AgentProfile, DiscoveryReport, InstallationSource, MissingAgent
 from ._options import McpHttp, McpServer, McpSse, McpStdio, PermissionMode, RollbackScope, SessionOptions
-from ._plugins import PluginInfo, PluginWarning, Register
+from ._registry import DemoAgent, PluginInfo, PluginWarning, Register
 from ._runtime import Runtime
 from ._types import *  # noqa: F403 - the curated list is _types.__all__
 from ._types import __all__ as _types_all
@@ -53,6 +53,7 @@ __all__ = [
     "AgentInstallation",
     "AgentProfile",
     "AuthRequired",
+    "DemoAgent",
     "DiscoveryReport",
     "Events",
     "HandshakeTimeout",

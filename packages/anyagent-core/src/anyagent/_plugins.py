@@ -1,105 +1,43 @@
-"""Plugin loading: entry points (group ``anyagent``) or explicit modules, into one registry.
+"""Plugin loading: entry points (group ``anyagent``) or explicit plugins, into one registry.
 
-Loading is lazy (first ``discover``/``open``), isolated per plugin (one broken plugin becomes a
-warning and a ``Diagnostic``), and filtered by ``ANYAGENT_LOAD_PLUGINS`` (allow-list, comma
-separated entry-point or distribution names; empty means none) and ``ANYAGENT_DISABLE_PLUGINS``
-(deny-list).
+Loading is lazy (first ``registry``/``discover``/``open``), isolated per scanned plugin (one
+broken entry point becomes a warning and a ``Diagnostic``), and filtered by
+``ANYAGENT_LOAD_PLUGINS`` (allow-list, comma separated entry-point or distribution names; empty
+means none) and ``ANYAGENT_DISABLE_PLUGINS`` (deny-list).
+
+A plugin given explicitly (``Runtime(plugins=[...])``) is a module or object with
+``@anyagent.hookimpl`` functions, or an adapter *package* (``anyagent_claude``): a module with no
+hookimpls of its own stands for the ``anyagent`` entry points whose module is it or one of its
+submodules, else for its conventional ``<package>.plugin`` submodule. Every given plugin must
+register something: one that offers no hooks, only unknown ones, or hooks that failed or
+returned nothing raises ``InvalidConfiguration`` naming it (with the warnings that explain why).
+The app asked for exactly these plugins, so an empty one is a mistake to report, never zero
+agents returned silently. Scanned entry points stay isolated: a broken one is only a warning.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import os
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from importlib import metadata
+from types import ModuleType
 from typing import Any
 
 import attrs
 import pluggy
 
 from . import hookspecs
-from ._installation import AgentProfile
-from ._types import DiagnosticInfo, DiagnosticLevel
-from .seam import Adapter, AdapterFactory
+from ._errors import InvalidConfiguration
+from ._registry import DemoAgent, PluginInfo, PluginWarning, Register, Registry
 
-__all__ = ["PluginInfo", "PluginWarning", "Register", "Registry", "load_registry"]
+__all__ = ["DemoAgent", "PluginInfo", "PluginWarning", "Register", "Registry", "load_registry"]
 
 LOAD_ENV = "ANYAGENT_LOAD_PLUGINS"
 DISABLE_ENV = "ANYAGENT_DISABLE_PLUGINS"
-
-
-class PluginWarning(UserWarning):
-    """A plugin failed to load or registered something invalid; it was skipped."""
-
-
-@attrs.frozen
-class PluginInfo:
-    """One loaded plugin: its name, distribution and version, and what it registered."""
-
-    name: str
-    distribution: str | None = None
-    version: str | None = None
-    wires: tuple[str, ...] = ()
-    profiles: tuple[str, ...] = ()
-
-
-class Register:
-    """The typed registry a hook receives: ``register.adapter(cls)``, ``register.profile(p)``."""
-
-    def __init__(self, registry: Registry, plugin: str) -> None:
-        self._registry = registry
-        self._plugin = plugin
-
-    def adapter(self, factory: AdapterFactory | type[Adapter], wire: str | None = None) -> None:
-        """Register an adapter class (or a no-argument factory) for ``wire`` (default ``factory.wire``)."""
-        name = wire if wire is not None else getattr(factory, "wire", None)
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"adapter {factory!r} names no wire (set a `wire` class attribute)")
-        if not callable(factory):
-            raise TypeError(f"adapter {factory!r} is not callable")
-        self._registry._add_adapter(self._plugin, name, factory)
-
-    def profile(self, profile: AgentProfile) -> None:
-        """Register a catalog profile."""
-        if not isinstance(profile, AgentProfile):
-            raise TypeError(f"expected an AgentProfile, got {type(profile).__name__}")
-        self._registry._add_profile(self._plugin, profile)
-
-
-@attrs.define
-class Registry:
-    """Everything the plugins registered: adapters by wire, profiles by id, and what went wrong."""
-
-    adapters: dict[str, AdapterFactory] = attrs.Factory(dict)
-    profiles: dict[str, AgentProfile] = attrs.Factory(dict)
-    plugins: list[PluginInfo] = attrs.Factory(list)
-    diagnostics: list[DiagnosticInfo] = attrs.Factory(list)
-    explicit: dict[str, object] = attrs.Factory(dict)
-    _wires_by: dict[str, list[str]] = attrs.Factory(dict)
-    _profiles_by: dict[str, list[str]] = attrs.Factory(dict)
-
-    def _add_adapter(self, plugin: str, wire: str, factory: AdapterFactory) -> None:
-        if wire in self.adapters:
-            if self.adapters[wire] is not factory:
-                self.warn(f"plugin {plugin!r} registered wire {wire!r} again; the first registration is kept")
-            return
-        self.adapters[wire] = factory
-        self._wires_by.setdefault(plugin, []).append(wire)
-
-    def _add_profile(self, plugin: str, profile: AgentProfile) -> None:
-        if profile.id in self.profiles:
-            if self.profiles[profile.id] != profile:
-                self.warn(f"plugin {plugin!r} registered agent {profile.id!r} again; the first is kept")
-            return
-        self.profiles[profile.id] = profile
-        self._profiles_by.setdefault(plugin, []).append(profile.id)
-
-    def warn(self, message: str) -> None:
-        """Record a plugin problem as a warning and a diagnostic."""
-        warnings.warn(message, PluginWarning, stacklevel=3)
-        self.diagnostics.append(DiagnosticInfo(message, DiagnosticLevel.WARNING, "plugin"))
+_HOOKS = ("anyagent_adapters", "anyagent_agents", "anyagent_demos")
 
 
 def _names(value: str) -> set[str]:
@@ -124,9 +62,72 @@ def _call_impl(impl: Any, register: Register) -> Iterable[Any] | None:
     return result
 
 
+_Loaded = tuple[str, object, str | None, str | None]  # name, plugin, distribution, version
+
+
+def _label(plugin: object) -> str:
+    name = getattr(plugin, "__name__", None)
+    return name if isinstance(name, str) else f"{type(plugin).__module__}.{type(plugin).__qualname__}"
+
+
+def _has_hookimpls(pm: pluggy.PluginManager, plugin: object) -> bool:
+    """True when ``plugin`` has at least one ``@anyagent.hookimpl`` (known hook or not)."""
+    try:
+        names = dir(plugin)
+    except Exception:
+        return False
+    return any(pm.parse_hookimpl_opts(plugin, name) is not None for name in names)
+
+
+def _resolve(pm: pluggy.PluginManager, plugin: object) -> list[_Loaded]:
+    """What one explicitly given plugin stands for: itself when it has hookimpls, else (a module)
+    the entry points that point into it, else (a package) its ``.plugin`` submodule.
+    ``InvalidConfiguration`` when none of these offers a hook, or one of them fails to import."""
+    if _has_hookimpls(pm, plugin):
+        return [(_label(plugin), plugin, None, None)]
+    if not isinstance(plugin, ModuleType):
+        raise InvalidConfiguration(f"{plugin!r} is not an anyagent plugin: it has no @anyagent.hookimpl functions")
+    package = plugin.__name__
+    found: list[_Loaded] = []
+    for ep in _entry_points():
+        if ep.module != package and not ep.module.startswith(package + "."):
+            continue
+        try:
+            loaded = ep.load()
+        except Exception as exc:
+            raise InvalidConfiguration(
+                f"plugin {package!r}: its entry point {ep.name!r} ({ep.value}) failed to import: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if _has_hookimpls(pm, loaded):
+            dist = ep.dist.name if ep.dist is not None else None
+            found.append((_label(loaded), loaded, dist, ep.dist.version if ep.dist is not None else None))
+    if not found and hasattr(plugin, "__path__"):
+        submodule = f"{package}.plugin"
+        try:
+            conventional = importlib.import_module(submodule)
+        except ModuleNotFoundError as exc:
+            if exc.name != submodule:
+                raise InvalidConfiguration(f"plugin {submodule!r} failed to import: {exc}") from exc
+        except Exception as exc:
+            raise InvalidConfiguration(f"plugin {submodule!r} failed to import: {type(exc).__name__}: {exc}") from exc
+        else:
+            if _has_hookimpls(pm, conventional):
+                found.append((submodule, conventional, None, None))
+    if not found:
+        raise InvalidConfiguration(
+            f"{package!r} is not an anyagent plugin: it has no @anyagent.hookimpl functions, no "
+            f"anyagent entry point names it or a submodule of it"
+            + (f", and it has no {package}.plugin module" if hasattr(plugin, "__path__") else "")
+        )
+    return found
+
+
 def load_registry(plugins: Sequence[object] | None = None, builtins: Sequence[object] | None = None) -> Registry:
     """Load core's built-in plugins (default: the mock adapter) then ``plugins`` (or, when None,
-    every allowed entry point) into a registry."""
+    every allowed entry point) into a registry.
+
+    ``InvalidConfiguration`` when a given plugin offers no hooks (see the module docstring)."""
     if builtins is None:
         from . import _builtin
 
@@ -134,7 +135,7 @@ def load_registry(plugins: Sequence[object] | None = None, builtins: Sequence[ob
     registry = Registry()
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
-    loaded: list[tuple[str, object, str | None, str | None]] = []
+    loaded: list[_Loaded] = []
 
     def add(name: str, plugin: object, dist: str | None, version: str | None) -> None:
         try:
@@ -147,6 +148,7 @@ def load_registry(plugins: Sequence[object] | None = None, builtins: Sequence[ob
     core_version = _version("anyagent-core")
     for index, plugin in enumerate(builtins):
         add("anyagent.builtin" if index == 0 else f"anyagent.builtin.{index}", plugin, "anyagent-core", core_version)
+    explicit: set[str] = set()
     if plugins is None:
         allow_raw = os.environ.get(LOAD_ENV)
         allow = _names(allow_raw) if allow_raw is not None else None
@@ -163,31 +165,40 @@ def load_registry(plugins: Sequence[object] | None = None, builtins: Sequence[ob
             version = ep.dist.version if ep.dist is not None else None
             add(ep.name, module, dist, version)
     else:
-        for plugin in plugins:
-            name = getattr(plugin, "__name__", None) or f"{type(plugin).__module__}.{type(plugin).__qualname__}"
-            add(name, plugin, None, None)  # its distribution is looked up only when asked (slow)
+        resolved = [entry for plugin in plugins for entry in _resolve(pm, plugin)]
+        seen: set[int] = set()
+        for name, plugin, dist, version in resolved:
+            if id(plugin) in seen:  # the package and its plugin module both given: load it once
+                continue
+            seen.add(id(plugin))
+            add(name, plugin, dist, version)  # a distribution not known yet is looked up only when asked (slow)
             registry.explicit[name] = plugin
+            explicit.add(name)
 
     for name, plugin, dist, version in loaded:
+        mark = len(registry.diagnostics)
+        for caller in pm.get_hookcallers(plugin) or ():
+            if caller.name not in _HOOKS:
+                registry.warn(f"plugin {name!r} implements the unknown hook {caller.name!r}; it is ignored")
         register = Register(registry, name)
-        for hook_name, method in (("anyagent_adapters", register.adapter), ("anyagent_agents", register.profile)):
+        methods: dict[str, Callable[[Any], None]] = {
+            "anyagent_adapters": register.adapter,
+            "anyagent_agents": register.profile,
+            "anyagent_demos": register.demo,
+        }
+        for hook_name in _HOOKS:
             impls = [impl for impl in getattr(pm.hook, hook_name).get_hookimpls() if impl.plugin is plugin]
             for impl in impls:
-                _run_hook(registry, name, hook_name, impl, register, method)
+                _run_hook(registry, name, hook_name, impl, register, methods[hook_name])
+        if name in explicit and name not in registry._offered:
+            problems = "; ".join(d.message for d in registry.diagnostics[mark:])
+            raise InvalidConfiguration(
+                f"plugin {name!r} registered nothing (no adapter, agent profile or demo)"
+                + (f": {problems}" if problems else "")
+            )
         if version is None and dist is not None:
             version = _version(dist)
-        registry.plugins.append(
-            PluginInfo(
-                name=name,
-                distribution=dist,
-                version=version,
-                wires=tuple(registry._wires_by.get(name, ())),
-                profiles=tuple(registry._profiles_by.get(name, ())),
-            )
-        )
-    unknown = [hook for hook in pm.hook.__dict__ if hook.startswith("anyagent_") and not hasattr(hookspecs, hook)]
-    for hook in unknown:
-        registry.warn(f"a plugin implements the unknown hook {hook!r}; it is ignored")
+        registry.plugins.append(registry._info(name, dist, version))
     return registry
 
 

@@ -73,8 +73,11 @@ class Runtime:
     """The entry point: discover agents, open sessions, one-off calls.
 
     ``async with Runtime() as runtime:`` owns the task group that runs the session engines;
-    leaving it closes every open session (bounded). ``Runtime(plugins=[module, ...])`` loads
-    exactly those plugin modules instead of scanning the ``anyagent`` entry points.
+    leaving it closes every open session (bounded). ``Runtime(plugins=[...])`` loads exactly those
+    plugins instead of scanning the ``anyagent`` entry points: plugin modules or objects, or
+    adapter packages (``Runtime(plugins=[anyagent_claude])`` loads the package's plugin). A given
+    plugin that registers nothing raises ``InvalidConfiguration`` naming it, from the first call
+    that needs the plugins (``registry``, ``discover``, ``open``, ...).
     """
 
     def __init__(self, plugins: Sequence[object] | None = None, *, _builtins: Sequence[object] | None = None) -> None:

@@ -18,9 +18,19 @@ A plugin is a module (or object) with ``@anyagent.hookimpl`` functions, named by
         register.profile(AgentProfile(id="myagent", name="My Agent", wire="mywire",
                                       executables=("myagent",), install_hint="pipx install myagent"))
 
+    @anyagent.hookimpl                         # optional: a scripted agent for `anyagent demo`
+    def anyagent_demos(register):
+        register.demo(DemoAgent(name="myagent", title="my adapter against a scripted agent",
+                                prompt="fix the bug", installation=write_launcher, project=write_project))
+
 Hooks are synchronous and only register: they must not launch processes or do I/O. A hook that
 raises or returns something else becomes a warning and a ``Diagnostic``, never a broken runtime.
 Built-in adapters (the mock) are registered through these same hooks.
+
+``Runtime(plugins=[myagent_plugin])`` loads exactly the given plugins; an adapter package given
+instead of its plugin module (``Runtime(plugins=[myagent])``) stands for the entry points that
+point into it (else its ``myagent.plugin`` submodule). A given plugin with no hooks at all raises
+``InvalidConfiguration``.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from ._plugins import Register
+    from ._registry import Register
 
 __all__ = ["hookimpl", "hookspec", "PROJECT"]
 
@@ -51,3 +61,13 @@ def anyagent_adapters(register: Register) -> Iterable[Any] | None:
 @hookspec
 def anyagent_agents(register: Register) -> Iterable[Any] | None:
     """Register catalog profiles: call ``register.profile(AgentProfile(...))`` or return a list."""
+
+
+@hookspec
+def anyagent_demos(register: Register) -> Iterable[Any] | None:
+    """Offer scripted agents to ``anyagent demo``: call ``register.demo(DemoAgent(...))`` or return a list.
+
+    A demo drives the plugin's real adapter against a fake agent process, so it needs nothing
+    installed and no account. ``anyagent demo`` runs the first one registered (or the one named);
+    without any it plays core's in-process mock.
+    """
