@@ -37,10 +37,11 @@ from anyagent import (
     __version__,
     seam,
 )
+from anyagent import jsonread as j
 from anyagent.process import AgentProcess, run_command, spawn
 from anyagent.wire import JsonLines, JsonRpcError, JsonRpcPeer, Notification, WireRecorder
 
-from . import _json, translate
+from . import translate
 from ._state import InfoState, Setter
 from .client import FileAccess, Terminals
 from .driver import INFO_UPDATES, AcpDriver, Handshaken, config_call
@@ -136,7 +137,7 @@ async def _handshake(
     options = request.options
     accepts = _CLIENT_METHODS | set(quirks.requests)
     peer = JsonRpcPeer(JsonLines(process), accepts=accepts)
-    init = _json.obj(await _initialize(peer))
+    init = j.obj(await _initialize(peer))
     profile = request.profile
     login = translate.login_methods(init, request.installation.executable_path) + (
         profile.login if profile is not None else ()
@@ -150,7 +151,7 @@ async def _handshake(
     early: list[Any] = []
     state = InfoState(
         capabilities,
-        version=_json.text(_json.path(init, "agentInfo", "version")),
+        version=j.text(j.path(init, "agentInfo", "version")),
         resume_token=session_id,
         effort_prompt=quirks.effort_prompt,
     )
@@ -188,7 +189,7 @@ async def _initialize(peer: JsonRpcPeer) -> Any:
                 f"the agent does not speak ACP version {translate.PROTOCOL_VERSION}: {exc.message} ({exc.data!r})"
             ) from None
         raise ProtocolFailed(f"initialize failed: {exc.message} ({exc.code})") from None
-    version = _json.obj(result).get("protocolVersion")
+    version = j.obj(result).get("protocolVersion")
     if version != translate.PROTOCOL_VERSION:
         raise ProtocolFailed(
             f"the agent answered ACP protocol version {version!r}; "
@@ -238,25 +239,25 @@ async def _open_session(
     token = options.resume_token
     if token is None:
         try:
-            result = _json.obj(await peer.request("session/new", {"cwd": cwd, "mcpServers": servers}))
+            result = j.obj(await peer.request("session/new", {"cwd": cwd, "mcpServers": servers}))
         except JsonRpcError as exc:
             raise _open_error(exc, login, hints) from None
-        session_id = _json.text(result.get("sessionId"))
+        session_id = j.text(result.get("sessionId"))
         if not session_id:
             raise ProtocolFailed("session/new returned no sessionId")
         return session_id, result, False
-    agent = _json.obj(init.get("agentCapabilities"))
+    agent = j.obj(init.get("agentCapabilities"))
     params = {"sessionId": token, "cwd": cwd, "mcpServers": servers}
-    if isinstance(_json.path(agent, "sessionCapabilities", "resume"), dict):
+    if isinstance(j.path(agent, "sessionCapabilities", "resume"), dict):
         try:
-            return token, _json.obj(await peer.request("session/resume", params)), False
+            return token, j.obj(await peer.request("session/resume", params)), False
         except JsonRpcError as exc:
-            if exc.code != METHOD_NOT_FOUND or not _json.flag(agent.get("loadSession")):
+            if exc.code != METHOD_NOT_FOUND or not j.flag(agent.get("loadSession")):
                 raise _resume_error(exc, login, hints) from None
-    if not _json.flag(agent.get("loadSession")):
+    if not j.flag(agent.get("loadSession")):
         raise ResumeFailed("this agent cannot load sessions (no loadSession capability)")
     try:
-        return token, _json.obj(await peer.request("session/load", params)), True
+        return token, j.obj(await peer.request("session/load", params)), True
     except JsonRpcError as exc:
         raise _resume_error(exc, login, hints) from None
 
@@ -292,8 +293,8 @@ async def _drain(peer: JsonRpcPeer, state: InfoState, early: list[Any], replayin
         if scope.cancelled_caught:
             return
         if isinstance(message, Notification) and message.method == "session/update":
-            update = _json.obj(_json.obj(message.params).get("update"))
-            kind = _json.text(update.get("sessionUpdate")) or ""
+            update = j.obj(j.obj(message.params).get("update"))
+            kind = j.text(update.get("sessionUpdate")) or ""
             if kind in INFO_UPDATES:
                 _apply_info(state, kind, update)
                 continue
@@ -306,13 +307,13 @@ def _apply_info(state: InfoState, kind: str, update: dict[str, Any]) -> None:
     if kind == "available_commands_update":
         state.set_commands(translate.commands(update.get("availableCommands")))
     elif kind == "current_mode_update":
-        mode = _json.text(update.get("currentModeId"))
+        mode = j.text(update.get("currentModeId"))
         if mode is not None:
             state.select("mode", mode)
     elif kind == "config_option_update":
         state.adopt_config_options(update.get("configOptions"))
     elif kind == "session_info_update" and "title" in update:
-        state.title = _json.text(update.get("title"))
+        state.title = j.text(update.get("title"))
 
 
 async def _configure_at_open(peer: JsonRpcPeer, state: InfoState, session_id: str, options: SessionOptions) -> bool:
@@ -334,7 +335,7 @@ async def _configure_at_open(peer: JsonRpcPeer, state: InfoState, session_id: st
                 hidden = True
             else:
                 method, params = config_call(session_id, setter, option_id, value, state)
-                result = _json.obj(await peer.request(method, params))
+                result = j.obj(await peer.request(method, params))
                 if isinstance(result.get("configOptions"), list):
                     state.adopt_config_options(result["configOptions"])
         except JsonRpcError as exc:

@@ -18,9 +18,8 @@ import anyio
 import anyio.abc
 
 from anyagent import AgentError
+from anyagent import jsonread as j
 from anyagent.process import AgentProcess, spawn
-
-from . import _json
 
 __all__ = ["DEFAULT_OUTPUT_LIMIT", "MAX_FILE_BYTES", "FileAccess", "RpcFailure", "Terminals"]
 
@@ -61,7 +60,7 @@ class FileAccess:
         self.missing_as_empty = missing_as_empty
 
     def _inside(self, params: Mapping[str, Any]) -> Path:
-        raw = _json.text(params.get("path"))
+        raw = j.text(params.get("path"))
         if not raw:
             raise RpcFailure(INVALID_PARAMS, "Invalid params: path is required")
         path = Path(raw)
@@ -89,7 +88,7 @@ class FileAccess:
         except OSError as exc:
             raise RpcFailure(INTERNAL_ERROR, f"cannot read {path}: {exc.strerror or exc}") from None
         content = data.decode("utf-8", "replace")
-        line, limit = _json.integer(params.get("line")), _json.integer(params.get("limit"))
+        line, limit = j.integer(params.get("line")), j.integer(params.get("limit"))
         if line is not None or limit is not None:
             lines = content.splitlines(keepends=True)
             start = max((line or 1) - 1, 0)
@@ -189,7 +188,7 @@ class Terminals:
         return terminal.text() if terminal is not None else None
 
     def _get(self, params: Mapping[str, Any]) -> _Terminal:
-        terminal_id = _json.text(params.get("terminalId")) or ""
+        terminal_id = j.text(params.get("terminalId")) or ""
         terminal = self._terminals.get(terminal_id)
         if terminal is None:
             raise RpcFailure(INVALID_PARAMS, f"Invalid params: unknown terminal {terminal_id!r}")
@@ -199,17 +198,17 @@ class Terminals:
         """Start ``command args`` in ``cwd`` with ``env`` added; returns ``{terminalId}``."""
         if self._tg is None:
             raise RpcFailure(INTERNAL_ERROR, "terminals are not available yet")
-        command = _json.text(params.get("command"))
+        command = j.text(params.get("command"))
         if not command:
             raise RpcFailure(INVALID_PARAMS, "Invalid params: command is required")
-        args = [a for a in _json.arr(params.get("args")) if isinstance(a, str)]
+        args = [a for a in j.arr(params.get("args")) if isinstance(a, str)]
         env = dict(self._env)
-        for var in map(_json.obj, _json.arr(params.get("env"))):
-            name, value = _json.text(var.get("name")), _json.text(var.get("value"))
+        for var in map(j.obj, j.arr(params.get("env"))):
+            name, value = j.text(var.get("name")), j.text(var.get("value"))
             if name and value is not None:
                 env[name] = value
-        cwd = Path(_json.text(params.get("cwd")) or self._cwd)
-        limit = _json.integer(params.get("outputByteLimit"))
+        cwd = Path(j.text(params.get("cwd")) or self._cwd)
+        limit = j.integer(params.get("outputByteLimit"))
         try:
             process = await spawn(_argv(command, args), cwd=cwd, env=env, stdin=False)
         except AgentError as exc:
@@ -257,7 +256,7 @@ class Terminals:
     async def release(self, params: Mapping[str, Any]) -> None:
         """Kill the command if it still runs and forget the terminal."""
         terminal = self._get(params)
-        terminal_id = _json.text(params.get("terminalId")) or ""
+        terminal_id = j.text(params.get("terminalId")) or ""
         self._terminals.pop(terminal_id, None)
         await terminal.process.aclose(grace=0.0)
 

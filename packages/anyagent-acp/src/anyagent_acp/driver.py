@@ -48,6 +48,7 @@ from anyagent import (
     UserMessage,
     seam,
 )
+from anyagent import jsonread as j
 from anyagent.process import AgentProcess
 from anyagent.wire import (
     BadLine,
@@ -58,7 +59,7 @@ from anyagent.wire import (
     Stray,
 )
 
-from . import _json, translate
+from . import translate
 from ._state import InfoState, Setter
 from .client import FileAccess, RpcFailure, Terminals
 from .prompt import PromptMedia, prompt_blocks
@@ -255,9 +256,9 @@ class AcpDriver(seam.Driver):
         await self._diag(f"unexpected frame: {stray.reason}", "stray_frame", DiagnosticLevel.INFO, frame)
 
     async def _on_notification(self, method: str, params: Any) -> None:
-        body = _json.obj(params)
+        body = j.obj(params)
         if method == "session/update":
-            await self._on_update(_json.obj(body.get("update")), body)
+            await self._on_update(j.obj(body.get("update")), body)
             return
         if method == self._quirks.turn_end_notification:
             await self._on_vendor_turn_end(body)
@@ -274,7 +275,7 @@ class AcpDriver(seam.Driver):
         )
 
     async def _on_request(self, request: IncomingRequest, tg: anyio.abc.TaskGroup) -> None:
-        method, params = request.method, _json.obj(request.params)
+        method, params = request.method, j.obj(request.params)
         if method == "session/request_permission":
             await self._on_permission(request, params)
             return
@@ -317,7 +318,7 @@ class AcpDriver(seam.Driver):
     # -- session/update
 
     async def _on_update(self, update: dict[str, Any], params: dict[str, Any]) -> None:
-        kind = _json.text(update.get("sessionUpdate")) or ""
+        kind = j.text(update.get("sessionUpdate")) or ""
         handler = _UPDATE_HANDLERS.get(kind)
         if handler is None:
             message = f"unknown session update {kind or '(none)'}"
@@ -330,15 +331,15 @@ class AcpDriver(seam.Driver):
         await handler(self, update)
 
     async def _chunk(self, update: dict[str, Any], make: Callable[[str, str], EventKind]) -> None:
-        block = _json.obj(update.get("content"))
-        text = _json.text(block.get("text"))
+        block = j.obj(update.get("content"))
+        text = j.text(block.get("text"))
         if text is None:
             await self._diag("non-text content in a message", "acp_content", DiagnosticLevel.INFO, update)
             return
         if not text:
             return  # claude's bridge opens each message with an empty chunk
         message_type = type(make("", ""))
-        message_id = _json.text(update.get("messageId"))
+        message_id = j.text(update.get("messageId"))
         current = self._message
         if current is None or current[0] is not message_type or (message_id and message_id != current[1]):
             await self._end_message()
@@ -356,7 +357,7 @@ class AcpDriver(seam.Driver):
 
     async def _agent_text(self, update: dict[str, Any]) -> None:
         prefix = self._quirks.mode_text_prefix
-        text = _json.text(_json.obj(update.get("content")).get("text"))
+        text = j.text(j.obj(update.get("content")).get("text"))
         if prefix and text is not None and text.startswith(prefix):
             await self._adopt_mode(text[len(prefix) :].strip())
             return
@@ -393,7 +394,7 @@ class AcpDriver(seam.Driver):
         await self._publish()
 
     async def _mode(self, update: dict[str, Any]) -> None:
-        mode = _json.text(update.get("currentModeId"))
+        mode = j.text(update.get("currentModeId"))
         if mode is not None:
             await self._adopt_mode(mode)
 
@@ -407,7 +408,7 @@ class AcpDriver(seam.Driver):
 
     async def _session_info(self, update: dict[str, Any]) -> None:
         if "title" in update:
-            self._state.title = _json.text(update.get("title"))
+            self._state.title = j.text(update.get("title"))
             await self._publish()
 
     # -- permissions and questions
@@ -415,7 +416,7 @@ class AcpDriver(seam.Driver):
     async def _on_permission(self, request: IncomingRequest, params: dict[str, Any]) -> None:
         await self._end_message()
         choices, option_ids = translate.permission_options(params.get("options"))
-        tool = self._tools.upsert(_json.obj(params.get("toolCall")))
+        tool = self._tools.upsert(j.obj(params.get("toolCall")))
         if tool is None or not choices:
             await _reply(request, {"outcome": {"outcome": "cancelled"}})
             await self._diag(
@@ -441,7 +442,7 @@ class AcpDriver(seam.Driver):
         await self._content(RequestOpened(request_kind))
 
     async def _cursor_question(self, request: IncomingRequest, params: dict[str, Any]) -> None:
-        raw = _json.arr(params.get("questions"))
+        raw = j.arr(params.get("questions"))
         questions = [q for q in map(translate.question_from_cursor, raw) if q is not None]
         if not questions or len(questions) != len(raw):
             await _reply(request, {"outcome": {"outcome": "cancelled"}})
@@ -451,8 +452,8 @@ class AcpDriver(seam.Driver):
         await self._open_question(request, "cursor", raw, QuestionRequest(self._request_id(), questions))
 
     async def _grok_question(self, request: IncomingRequest, params: dict[str, Any]) -> None:
-        body = _json.obj(params.get("params")) or params
-        raw = _json.arr(body.get("questions"))
+        body = j.obj(params.get("params")) or params
+        raw = j.arr(body.get("questions"))
         parsed = [translate.question_from_grok(item, index) for index, item in enumerate(raw)]
         questions = [q for q in parsed if q is not None]
         if not questions or len(questions) != len(raw):
@@ -501,12 +502,12 @@ class AcpDriver(seam.Driver):
                 await self._send(seam.RequestWithdrawn(request_id))
 
     async def _vendor_mode(self, params: dict[str, Any]) -> None:
-        mode = _json.text(params.get("currentModeId")) or _json.text(params.get("modeId"))
+        mode = j.text(params.get("currentModeId")) or j.text(params.get("modeId"))
         if mode is not None:
             await self._adopt_mode(mode)
 
     async def _vendor_model(self, params: dict[str, Any]) -> None:
-        model = _json.text(params.get("currentModelId")) or _json.text(params.get("modelId"))
+        model = j.text(params.get("currentModelId")) or j.text(params.get("modelId"))
         if model is not None and self._state.select("model", model):
             await self._publish()
 
@@ -515,13 +516,13 @@ class AcpDriver(seam.Driver):
         await self._publish()
 
     async def _model_changed(self, params: dict[str, Any]) -> None:
-        update = _json.obj(params.get("update"))
+        update = j.obj(params.get("update"))
         if update.get("sessionUpdate") != "model_changed":
             await self._diag("vendor session notification", "acp_vendor_notification", DiagnosticLevel.INFO, params)
             return
         changed = False
         for option_id, key in (("model", "model_id"), ("effort", "reasoning_effort")):
-            value = _json.text(update.get(key))
+            value = j.text(update.get(key))
             if value is not None:
                 changed = self._state.select(option_id, value) or changed
         if changed:
@@ -532,7 +533,7 @@ class AcpDriver(seam.Driver):
         await self._publish()
 
     async def _effort_metadata(self, params: dict[str, Any]) -> None:
-        effort = _json.text(params.get("effort"))
+        effort = j.text(params.get("effort"))
         option = self._state.option("effort")
         if (
             effort is not None
@@ -547,7 +548,7 @@ class AcpDriver(seam.Driver):
         await self._content(PlanUpdated(translate.plan_entries(params.get("todos"))))
 
     async def _cursor_task(self, params: dict[str, Any]) -> None:
-        tool_id = _json.text(params.get("toolCallId"))
+        tool_id = j.text(params.get("toolCallId"))
         if not tool_id:
             await self._diag("a cursor/task without toolCallId", "acp_bad_task", DiagnosticLevel.INFO, params)
             return
@@ -556,9 +557,9 @@ class AcpDriver(seam.Driver):
         tool = ToolUpdate(
             id=tool_id,
             kind=ToolKind.SUBAGENT,
-            title=_json.text(params.get("description")) or "task",
+            title=j.text(params.get("description")) or "task",
             status=ToolStatus.COMPLETED if done else ToolStatus.RUNNING,
-            input=ToolInput(description=_json.text(params.get("prompt")), arguments=params),
+            input=ToolInput(description=j.text(params.get("prompt")), arguments=params),
             raw=params,
         )
         await self._content(ToolUpdated(tool))
@@ -609,7 +610,7 @@ class AcpDriver(seam.Driver):
 
     async def _put_prompt(self, prompt: _Prompt) -> None:
         self._prompt = prompt
-        self._turn_chars = sum(len(_json.text(b.get("text")) or "") for b in prompt.params["prompt"])
+        self._turn_chars = sum(len(j.text(b.get("text")) or "") for b in prompt.params["prompt"])
         await self._write({"jsonrpc": "2.0", "id": prompt.wire_id, "method": "session/prompt", "params": prompt.params})
 
     async def _write(self, frame: dict[str, Any]) -> None:
@@ -661,16 +662,16 @@ class AcpDriver(seam.Driver):
     async def _on_own_response(self, wire_id: str, frame: dict[str, Any]) -> bool:
         if wire_id == self._steer_id:
             self._steer_id = None
-            accepted = "error" not in frame and _json.flag(_json.obj(frame.get("result")).get("accepted"))
+            accepted = "error" not in frame and j.flag(j.obj(frame.get("result")).get("accepted"))
             await self._send(seam.SteerResult(accepted))
             return True
         prompt = self._prompt
         if prompt is None or wire_id != prompt.wire_id:
             return False
         if "error" in frame and frame["error"] is not None:
-            await self._prompt_failed(prompt, _json.obj(frame["error"]))
+            await self._prompt_failed(prompt, j.obj(frame["error"]))
             return True
-        result = _json.obj(frame.get("result"))
+        result = j.obj(frame.get("result"))
         stop = translate.stop_reason(result)
         if (
             isinstance(stop, Cancelled)
@@ -688,8 +689,8 @@ class AcpDriver(seam.Driver):
         return True
 
     async def _prompt_failed(self, prompt: _Prompt, error: dict[str, Any]) -> None:
-        code = _json.integer(error.get("code"))
-        message = _json.text(error.get("message")) or "the prompt failed"
+        code = j.integer(error.get("code"))
+        message = j.text(error.get("message")) or "the prompt failed"
         detail = error.get("data")
         text = f"{message}: {detail}" if isinstance(detail, str) and detail else message
         if prompt.hidden:
@@ -733,9 +734,9 @@ class AcpDriver(seam.Driver):
     async def _on_vendor_turn_end(self, params: dict[str, Any]) -> None:
         """Grok's authoritative turn end, guarded by session and prompt id."""
         prompt = self._prompt
-        if prompt is None or prompt.hidden or _json.text(params.get("sessionId")) != self._session_id:
+        if prompt is None or prompt.hidden or j.text(params.get("sessionId")) != self._session_id:
             return
-        echoed = _json.text(params.get("promptId"))
+        echoed = j.text(params.get("promptId"))
         if echoed is not None and echoed != prompt.prompt_id:
             return
         await self._prompt_done(prompt, translate.stop_reason({"stopReason": params.get("stopReason")}))
@@ -776,7 +777,7 @@ class AcpDriver(seam.Driver):
         except Exception as exc:
             await self._diag(f"configure {option_id} failed: {exc}", "configure_rejected")
             return
-        body = _json.obj(result)
+        body = j.obj(result)
         if isinstance(body.get("configOptions"), list):
             self._state.adopt_config_options(body["configOptions"])
         self._state.select(option_id, value)
@@ -842,14 +843,14 @@ def _question_response(question: _Question, answers: tuple[Any, ...] | None) -> 
         entries = []
         for raw, answer in zip(question.raw, answers, strict=False):
             ids: list[str] = list(answer.ids) if isinstance(answer, ChoicesAnswer) else []
-            entries.append({"questionId": _json.obj(raw).get("id"), "selectedOptionIds": ids})
+            entries.append({"questionId": j.obj(raw).get("id"), "selectedOptionIds": ids})
         return {"outcome": {"outcome": "answered", "answers": entries}}
     if answers is None:
         return {"outcome": "cancelled"}
     mapped: dict[str, Any] = {}
     for raw, answer in zip(question.raw, answers, strict=False):
-        q = _json.obj(raw)
-        options = [_json.obj(o) for o in _json.arr(q.get("options"))]
+        q = j.obj(raw)
+        options = [j.obj(o) for o in j.arr(q.get("options"))]
         labels: list[Any]
         if isinstance(answer, TextAnswer):
             labels = [answer.value]
@@ -861,7 +862,7 @@ def _question_response(question: _Question, answers: tuple[Any, ...] | None) -> 
                 for o in options
                 if o.get("id") == choice or (o.get("id") is None and o.get("label") == choice)
             ]
-        mapped[_json.text(q.get("question")) or ""] = labels
+        mapped[j.text(q.get("question")) or ""] = labels
     return {"outcome": "accepted", "answers": mapped}
 
 

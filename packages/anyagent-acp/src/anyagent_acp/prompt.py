@@ -18,8 +18,7 @@ import anyio
 import attrs
 
 from anyagent import Input
-
-from . import _json
+from anyagent import jsonread as j
 
 __all__ = ["MAX_INLINE_BYTES", "PromptMedia", "prompt_blocks"]
 
@@ -38,10 +37,8 @@ class PromptMedia:
     @classmethod
     def read(cls, init: Mapping[str, Any]) -> PromptMedia:
         """From an ``initialize`` result's ``agentCapabilities.promptCapabilities``."""
-        prompt = _json.obj(_json.path(init, "agentCapabilities", "promptCapabilities"))
-        return cls(
-            _json.flag(prompt.get("image")), _json.flag(prompt.get("audio")), _json.flag(prompt.get("embeddedContext"))
-        )
+        prompt = j.obj(j.path(init, "agentCapabilities", "promptCapabilities"))
+        return cls(j.flag(prompt.get("image")), j.flag(prompt.get("audio")), j.flag(prompt.get("embeddedContext")))
 
 
 def _mime(path: Path) -> str:

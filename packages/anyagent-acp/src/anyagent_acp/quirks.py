@@ -32,7 +32,7 @@ from typing import Any
 
 import attrs
 
-from . import _json
+from anyagent import jsonread as j
 
 __all__ = ["NOTIFICATION_HOOKS", "REQUEST_HOOKS", "EffortPrompt", "Quirks"]
 
@@ -74,7 +74,7 @@ class EffortPrompt:
 
 
 def _str_map(value: Any) -> dict[str, str]:
-    return {str(k): v for k, v in _json.obj(value).items() if isinstance(v, str)}
+    return {str(k): v for k, v in j.obj(value).items() if isinstance(v, str)}
 
 
 def _hooks(value: Any, allowed: frozenset[str], builtin: Mapping[str, str]) -> dict[str, str]:
@@ -105,27 +105,27 @@ class Quirks:
     def read(cls, quirks: Mapping[str, Any] | None) -> Quirks:
         """Parse a profile's ``quirks`` mapping; unknown keys and wrong shapes are ignored."""
         data = dict(quirks or {})
-        effort = _json.obj(data.get("effort_prompt"))
-        preflight = _json.obj(data.get("preflight"))
+        effort = j.obj(data.get("effort_prompt"))
+        preflight = j.obj(data.get("preflight"))
         return cls(
             notifications=_hooks(data.get("notifications"), NOTIFICATION_HOOKS, _BUILTIN_NOTIFICATIONS),
             requests=_hooks(data.get("requests"), REQUEST_HOOKS, {}),
-            turn_end_notification=_json.text(data.get("turn_end_notification")),
-            mode_text_prefix=_json.text(data.get("mode_text_prefix")),
-            read_missing_as_empty=_json.flag(data.get("read_missing_as_empty")),
-            authenticate_on_open=_json.text(data.get("authenticate_on_open")),
-            preflight_args=tuple(a for a in _json.arr(preflight.get("args")) if isinstance(a, str)),
-            estimate_context_usage=_json.flag(data.get("estimate_context_usage")),
+            turn_end_notification=j.text(data.get("turn_end_notification")),
+            mode_text_prefix=j.text(data.get("mode_text_prefix")),
+            read_missing_as_empty=j.flag(data.get("read_missing_as_empty")),
+            authenticate_on_open=j.text(data.get("authenticate_on_open")),
+            preflight_args=tuple(a for a in j.arr(preflight.get("args")) if isinstance(a, str)),
+            estimate_context_usage=j.flag(data.get("estimate_context_usage")),
             effort_prompt=(
                 EffortPrompt(
-                    tuple(v for v in _json.arr(effort.get("levels")) if isinstance(v, str)),
-                    frozenset(v for v in _json.arr(effort.get("without")) if isinstance(v, str)),
+                    tuple(v for v in j.arr(effort.get("levels")) if isinstance(v, str)),
+                    frozenset(v for v in j.arr(effort.get("without")) if isinstance(v, str)),
                 )
                 if effort
                 else None
             ),
-            retry_spurious_cancel=_json.flag(data.get("retry_spurious_cancel")),
-            cancel_answers_first=_json.flag(data.get("cancel_answers_first")),
+            retry_spurious_cancel=j.flag(data.get("retry_spurious_cancel")),
+            cancel_answers_first=j.flag(data.get("cancel_answers_first")),
             env=_str_map(data.get("env")),
             root_env=_str_map(data.get("root_env")),
         )

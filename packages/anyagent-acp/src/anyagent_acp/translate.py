@@ -45,9 +45,8 @@ from anyagent import (
     ToolStatus,
     ToolUpdate,
 )
+from anyagent import jsonread as j
 from anyagent.seam import OUTPUT_CAP
-
-from . import _json
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -107,18 +106,18 @@ _PLAN_STATUSES = {
 def capabilities(init: Mapping[str, Any]) -> Capabilities:
     """What an ``initialize`` result proves: permissions, plan and slash commands always (core ACP),
     images / resume / steer when advertised, and the MCP transports (stdio is ACP's baseline)."""
-    agent = _json.obj(init.get("agentCapabilities"))
-    prompt = _json.obj(agent.get("promptCapabilities"))
-    sessions = _json.obj(agent.get("sessionCapabilities"))
+    agent = j.obj(init.get("agentCapabilities"))
+    prompt = j.obj(agent.get("promptCapabilities"))
+    sessions = j.obj(agent.get("sessionCapabilities"))
     caps = {Capability.PERMISSIONS, Capability.PLAN, Capability.SLASH_COMMANDS}
-    if _json.flag(prompt.get("image")):
+    if j.flag(prompt.get("image")):
         caps.add(Capability.IMAGES)
-    if _json.flag(agent.get("loadSession")) or isinstance(sessions.get("resume"), dict):
+    if j.flag(agent.get("loadSession")) or isinstance(sessions.get("resume"), dict):
         caps.add(Capability.RESUME)
-    if _json.flag(_json.path(agent, "_meta", "steering", "supported")):
+    if j.flag(j.path(agent, "_meta", "steering", "supported")):
         caps.add(Capability.STEER)
-    mcp = _json.obj(agent.get("mcpCapabilities"))
-    transports = ["stdio"] + [name for name in ("http", "sse") if _json.flag(mcp.get(name))]
+    mcp = j.obj(agent.get("mcpCapabilities"))
+    transports = ["stdio"] + [name for name in ("http", "sse") if j.flag(mcp.get(name))]
     return Capabilities.of(*caps, mcp_transports=transports)
 
 
@@ -126,21 +125,21 @@ def login_methods(init: Mapping[str, Any], executable: Path) -> tuple[LoginMetho
     """Runnable login methods from ``authMethods``: terminal methods (typed, or qwen's ``_meta``
     form) run the agent with their args; env-var methods name their variables."""
     methods: list[LoginMethod] = []
-    for raw in _json.arr(init.get("authMethods")):
-        method = _json.obj(raw)
-        name = _json.text(method.get("name")) or _json.text(method.get("id")) or "log in"
-        kind = _json.text(method.get("type"))
-        meta = _json.obj(method.get("_meta"))
+    for raw in j.arr(init.get("authMethods")):
+        method = j.obj(raw)
+        name = j.text(method.get("name")) or j.text(method.get("id")) or "log in"
+        kind = j.text(method.get("type"))
+        meta = j.obj(method.get("_meta"))
         if kind == "env_var":
-            for var in _json.arr(method.get("vars")):
-                var_name = _json.text(_json.obj(var).get("name"))
+            for var in j.arr(method.get("vars")):
+                var_name = j.text(j.obj(var).get("name"))
                 if var_name:
                     methods.append(EnvVarLogin(var_name, name))
             continue
-        if kind == "terminal" or _json.text(meta.get("type")) == "terminal":
+        if kind == "terminal" or j.text(meta.get("type")) == "terminal":
             source = method if kind == "terminal" else meta
-            args = [a for a in _json.arr(source.get("args")) if isinstance(a, str)]
-            env = {k: v for k, v in _json.obj(method.get("env")).items() if isinstance(v, str)}
+            args = [a for a in j.arr(source.get("args")) if isinstance(a, str)]
+            env = {k: v for k, v in j.obj(method.get("env")).items() if isinstance(v, str)}
             methods.append(TerminalLogin((str(executable), *args), name, env))
     return tuple(methods)
 
@@ -153,52 +152,50 @@ def _choices(options: Iterable[Any]) -> list[ConfigChoice]:
     """Select options (flat, or grouped as ``{group, name, options}``) as flat choices."""
     choices: list[ConfigChoice] = []
     for raw in options:
-        option = _json.obj(raw)
+        option = j.obj(raw)
         if "options" in option and "value" not in option:
-            choices.extend(_choices(_json.arr(option.get("options"))))
+            choices.extend(_choices(j.arr(option.get("options"))))
             continue
-        value = _json.text(option.get("value"))
+        value = j.text(option.get("value"))
         if value is not None:
-            label = _json.text(option.get("name")) or value
-            choices.append(ConfigChoice(value, label, _json.text(option.get("description"))))
+            label = j.text(option.get("name")) or value
+            choices.append(ConfigChoice(value, label, j.text(option.get("description"))))
     return choices
 
 
 def config_from_modes(modes: Any) -> ConfigOption | None:
     """The session's ``modes`` state as the ``mode`` select option (None when absent)."""
-    state = _json.obj(modes)
-    available = _json.arr(state.get("availableModes"))
+    state = j.obj(modes)
+    available = j.arr(state.get("availableModes"))
     if not available:
         return None
     choices = []
     for raw in available:
-        mode = _json.obj(raw)
-        mode_id = _json.text(mode.get("id"))
+        mode = j.obj(raw)
+        mode_id = j.text(mode.get("id"))
         if mode_id is not None:
-            choices.append(
-                ConfigChoice(mode_id, _json.text(mode.get("name")) or mode_id, _json.text(mode.get("description")))
-            )
-    current = _json.text(state.get("currentModeId"))
+            choices.append(ConfigChoice(mode_id, j.text(mode.get("name")) or mode_id, j.text(mode.get("description"))))
+    current = j.text(state.get("currentModeId"))
     return ConfigOption("mode", "Mode", SelectKind(tuple(choices)), current, live=True, category="mode")
 
 
 def config_from_configoptions(options: Any) -> list[ConfigOption]:
     """``configOptions`` (select or boolean) as ``ConfigOption``s; other kinds are skipped."""
     result: list[ConfigOption] = []
-    for raw in _json.arr(options):
-        option = _json.obj(raw)
-        option_id = _json.text(option.get("id"))
+    for raw in j.arr(options):
+        option = j.obj(raw)
+        option_id = j.text(option.get("id"))
         if not option_id:
             continue
-        name = _json.text(option.get("name")) or option_id
-        category = _json.text(option.get("category"))
+        name = j.text(option.get("name")) or option_id
+        category = j.text(option.get("category"))
         current = option.get("currentValue")
         if option.get("type") == "boolean":
             value = current if isinstance(current, bool) else None
             result.append(ConfigOption(option_id, name, BooleanKind(), value, live=True, category=category))
         elif option.get("type") == "select" or "options" in option:
-            choices = _choices(_json.arr(option.get("options")))
-            text_value = _json.text(current)
+            choices = _choices(j.arr(option.get("options")))
+            text_value = j.text(current)
             result.append(ConfigOption(option_id, name, SelectKind(tuple(choices)), text_value, True, category))
     return result
 
@@ -206,31 +203,29 @@ def config_from_configoptions(options: Any) -> list[ConfigOption]:
 def config_from_models(models: Any) -> tuple[ConfigOption | None, ConfigOption | None]:
     """The first-class ``models`` state as the ``model`` option, plus ``effort`` when the current
     model lists ``_meta.reasoningEfforts`` (grok). Either is None when absent."""
-    state = _json.obj(models)
-    available = [_json.obj(m) for m in _json.arr(state.get("availableModels"))]
+    state = j.obj(models)
+    available = [j.obj(m) for m in j.arr(state.get("availableModels"))]
     choices = []
     for model in available:
-        model_id = _json.text(model.get("modelId"))
+        model_id = j.text(model.get("modelId"))
         if model_id is not None:
             choices.append(
-                ConfigChoice(model_id, _json.text(model.get("name")) or model_id, _json.text(model.get("description")))
+                ConfigChoice(model_id, j.text(model.get("name")) or model_id, j.text(model.get("description")))
             )
     if not choices:
         return None, None
-    current_id = _json.text(state.get("currentModelId"))
+    current_id = j.text(state.get("currentModelId"))
     model_option = ConfigOption("model", "Model", SelectKind(tuple(choices)), current_id, live=True, category="model")
     current = next((m for m in available if m.get("modelId") == current_id), {})
     efforts = []
-    for raw in _json.arr(_json.path(current, "_meta", "reasoningEfforts")):
-        effort = _json.obj(raw)
-        value = _json.text(effort.get("value")) or _json.text(effort.get("id"))
+    for raw in j.arr(j.path(current, "_meta", "reasoningEfforts")):
+        effort = j.obj(raw)
+        value = j.text(effort.get("value")) or j.text(effort.get("id"))
         if value is not None:
-            efforts.append(
-                ConfigChoice(value, _json.text(effort.get("label")) or value, _json.text(effort.get("description")))
-            )
+            efforts.append(ConfigChoice(value, j.text(effort.get("label")) or value, j.text(effort.get("description"))))
     if not efforts:
         return model_option, None
-    effort_now = _json.text(_json.path(current, "_meta", "reasoningEffort"))
+    effort_now = j.text(j.path(current, "_meta", "reasoningEffort"))
     effort_option = ConfigOption(
         "effort", "Effort", SelectKind(tuple(efforts)), effort_now, live=True, category="thought_level"
     )
@@ -249,42 +244,42 @@ def with_current(option: ConfigOption, value: ConfigValue) -> ConfigOption:
 def commands(available: Any) -> tuple[SlashCommand, ...]:
     """``availableCommands`` (or kiro's ``commands``) as slash commands."""
     result = []
-    for raw in _json.arr(available):
-        command = _json.obj(raw)
-        name = _json.text(command.get("name"))
+    for raw in j.arr(available):
+        command = j.obj(raw)
+        name = j.text(command.get("name"))
         if not name:
             continue
-        hint = _json.text(_json.path(command, "input", "hint")) or _json.text(_json.path(command, "meta", "hint"))
-        result.append(SlashCommand(name, _json.text(command.get("description")) or "", hint or None))
+        hint = j.text(j.path(command, "input", "hint")) or j.text(j.path(command, "meta", "hint"))
+        result.append(SlashCommand(name, j.text(command.get("description")) or "", hint or None))
     return tuple(result)
 
 
 def plan_entries(entries: Any) -> tuple[PlanEntry, ...]:
     """ACP plan entries (or cursor todos: ``content``/``title``) as ``PlanEntry``s."""
     result = []
-    for raw in _json.arr(entries):
-        entry = _json.obj(raw)
-        content = _json.text(entry.get("content")) or _json.text(entry.get("title"))
+    for raw in j.arr(entries):
+        entry = j.obj(raw)
+        content = j.text(entry.get("content")) or j.text(entry.get("title"))
         if not content:
             continue
-        status = _PLAN_STATUSES.get(_json.text(entry.get("status")) or "", PlanEntryStatus.PENDING)
-        result.append(PlanEntry(content, status, _json.text(entry.get("priority"))))
+        status = _PLAN_STATUSES.get(j.text(entry.get("status")) or "", PlanEntryStatus.PENDING)
+        result.append(PlanEntry(content, status, j.text(entry.get("priority"))))
     return tuple(result)
 
 
 def usage(update: Mapping[str, Any]) -> ContextUsage | None:
     """A ``usage_update`` as ``ContextUsage``; cost only when it is in USD."""
-    used = _json.integer(update.get("used"))
+    used = j.integer(update.get("used"))
     if used is None:
         return None
-    cost = _json.obj(update.get("cost"))
-    amount = _json.number(cost.get("amount")) if _json.text(cost.get("currency")) in ("USD", "usd") else None
-    return ContextUsage(used, _json.integer(update.get("size")), amount)
+    cost = j.obj(update.get("cost"))
+    amount = j.number(cost.get("amount")) if j.text(cost.get("currency")) in ("USD", "usd") else None
+    return ContextUsage(used, j.integer(update.get("size")), amount)
 
 
 def stop_reason(result: Any) -> StopReason:
     """A ``session/prompt`` result's ``stopReason`` as a ``StopReason``."""
-    reason = _json.text(_json.obj(result).get("stopReason")) or "end_turn"
+    reason = j.text(j.obj(result).get("stopReason")) or "end_turn"
     if reason == "end_turn":
         return Completed()
     if reason == "cancelled":
@@ -302,9 +297,9 @@ def permission_options(options: Any) -> tuple[tuple[PermissionChoice, ...], dict
     """A permission request's options: the choices offered (in the agent's order) and the agent's
     ``optionId`` for each (the first option of a kind wins)."""
     ids: dict[PermissionChoice, str] = {}
-    for raw in _json.arr(options):
-        option = _json.obj(raw)
-        choice = _PERMISSION_KINDS.get(_json.text(option.get("kind")) or "")
+    for raw in j.arr(options):
+        option = j.obj(raw)
+        choice = _PERMISSION_KINDS.get(j.text(option.get("kind")) or "")
         option_id = option.get("optionId")
         if choice is not None and isinstance(option_id, str) and choice not in ids:
             ids[choice] = option_id
@@ -313,34 +308,32 @@ def permission_options(options: Any) -> tuple[tuple[PermissionChoice, ...], dict
 
 def question_from_cursor(raw: Any) -> Question | None:
     """One cursor ``ask_question`` question (``{id, prompt, options: [{id, label}], allowMultiple}``)."""
-    q = _json.obj(raw)
-    qid = _json.text(q.get("id"))
-    prompt = _json.text(q.get("prompt")) or _json.text(q.get("question"))
+    q = j.obj(raw)
+    qid = j.text(q.get("id"))
+    prompt = j.text(q.get("prompt")) or j.text(q.get("question"))
     if not qid or prompt is None:
         return None
     choices = []
-    for option in map(_json.obj, _json.arr(q.get("options"))):
-        cid, label = _json.text(option.get("id")), _json.text(option.get("label"))
+    for option in map(j.obj, j.arr(q.get("options"))):
+        cid, label = j.text(option.get("id")), j.text(option.get("label"))
         if cid and label is not None:
             choices.append(QuestionChoice(cid, label))
-    return Question(qid, prompt, None, tuple(choices), _json.flag(q.get("allowMultiple")), allows_free_text=False)
+    return Question(qid, prompt, None, tuple(choices), j.flag(q.get("allowMultiple")), allows_free_text=False)
 
 
 def question_from_grok(raw: Any, index: int) -> Question | None:
     """One grok ``ask_user_question`` question; ids fall back to the text (grok marks them optional)."""
-    q = _json.obj(raw)
-    text = _json.text(q.get("question"))
+    q = j.obj(raw)
+    text = j.text(q.get("question"))
     if text is None:
         return None
     choices = []
-    for option in map(_json.obj, _json.arr(q.get("options"))):
-        label = _json.text(option.get("label"))
+    for option in map(j.obj, j.arr(q.get("options"))):
+        label = j.text(option.get("label"))
         if label is not None:
-            choices.append(
-                QuestionChoice(_json.text(option.get("id")) or label, label, _json.text(option.get("description")))
-            )
-    qid = _json.text(q.get("id")) or f"q{index + 1}"
-    return Question(qid, text, _json.text(q.get("header")), tuple(choices), _json.flag(q.get("multiSelect")), False)
+            choices.append(QuestionChoice(j.text(option.get("id")) or label, label, j.text(option.get("description"))))
+    qid = j.text(q.get("id")) or f"q{index + 1}"
+    return Question(qid, text, j.text(q.get("header")), tuple(choices), j.flag(q.get("multiSelect")), False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,18 +342,18 @@ def question_from_grok(raw: Any, index: int) -> Question | None:
 
 def tool_kind(value: Any) -> ToolKindValue:
     """An ACP tool kind as ours (``switch_mode`` and unknown kinds are ``OTHER``)."""
-    return _TOOL_KINDS.get(_json.text(value) or "", ToolKind.OTHER)
+    return _TOOL_KINDS.get(j.text(value) or "", ToolKind.OTHER)
 
 
 def tool_status(value: Any, default: ToolStatus) -> ToolStatus:
     """An ACP tool status as ours; absent or unknown keeps ``default``."""
-    return _TOOL_STATUSES.get(_json.text(value) or "", default)
+    return _TOOL_STATUSES.get(j.text(value) or "", default)
 
 
 def _command_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value
-    parts = _json.arr(value)
+    parts = j.arr(value)
     if parts and all(isinstance(p, str) for p in parts):
         return " ".join(parts)
     return None
@@ -368,7 +361,7 @@ def _command_text(value: Any) -> str | None:
 
 def _first_text(raw: Mapping[str, Any], *keys: str) -> str | None:
     for key in keys:
-        value = _json.text(raw.get(key))
+        value = j.text(raw.get(key))
         if value:
             return value
     return None
@@ -376,7 +369,7 @@ def _first_text(raw: Mapping[str, Any], *keys: str) -> str | None:
 
 def tool_input(raw_input: Any) -> ToolInput:
     """An agent's ``rawInput`` as the typed parts a UI shows, plus every argument."""
-    raw = _json.obj(raw_input)
+    raw = j.obj(raw_input)
     if not raw:
         return ToolInput()
     return ToolInput(
@@ -413,7 +406,7 @@ class ToolBook:
 
     def upsert(self, fields: Mapping[str, Any]) -> ToolUpdate | None:
         """Merge one partial tool description; returns the whole new snapshot (None without an id)."""
-        tool_id = _json.text(fields.get("toolCallId"))
+        tool_id = j.text(fields.get("toolCallId"))
         if not tool_id:
             return None
         entry = self._tools.get(tool_id)
@@ -452,14 +445,14 @@ class ToolBook:
             changes["kind"] = tool_kind(fields.get("kind"))
         if "status" in fields:
             changes["status"] = tool_status(fields.get("status"), current.status)
-        if _json.text(fields.get("title")) is not None:
+        if j.text(fields.get("title")) is not None:
             changes["title"] = fields["title"]
         if "rawInput" in fields and isinstance(fields.get("rawInput"), dict):
             changes["input"] = tool_input(fields["rawInput"])
         if isinstance(fields.get("locations"), list):
             changes["locations"] = tuple(
-                ToolLocation(str(loc["path"]), _json.integer(loc.get("line")))
-                for loc in map(_json.obj, fields["locations"])
+                ToolLocation(str(loc["path"]), j.integer(loc.get("line")))
+                for loc in map(j.obj, fields["locations"])
                 if isinstance(loc.get("path"), str)
             )
         output = current.output
@@ -488,19 +481,19 @@ def _content(items: list[Any]) -> tuple[list[FileDiff], str | None, list[str]]:
     texts: list[str] = []
     terminals: list[str] = []
     for raw in items:
-        item = _json.obj(raw)
+        item = j.obj(raw)
         kind = item.get("type")
         if kind == "diff":
-            path, new_text = _json.text(item.get("path")), _json.text(item.get("newText"))
+            path, new_text = j.text(item.get("path")), j.text(item.get("newText"))
             if path is not None:
-                diffs.append(FileDiff(path, new_text or "", _json.text(item.get("oldText"))))
+                diffs.append(FileDiff(path, new_text or "", j.text(item.get("oldText"))))
         elif kind == "terminal":
-            terminal_id = _json.text(item.get("terminalId"))
+            terminal_id = j.text(item.get("terminalId"))
             if terminal_id:
                 terminals.append(terminal_id)
         elif kind == "content":
-            block = _json.obj(item.get("content"))
-            block_text = _json.text(block.get("text"))
+            block = j.obj(item.get("content"))
+            block_text = j.text(block.get("text"))
             if block_text is not None:
                 texts.append(block_text)
     return diffs, ("\n".join(texts) if texts else None), terminals
@@ -509,9 +502,9 @@ def _content(items: list[Any]) -> tuple[list[FileDiff], str | None, list[str]]:
 def _raw_output_text(raw_output: Any) -> str | None:
     if isinstance(raw_output, str):
         return raw_output
-    data = _json.obj(raw_output)
+    data = j.obj(raw_output)
     for key in ("output", "stdout", "content", "formatted_output"):
-        value = _json.text(data.get(key))
+        value = j.text(data.get(key))
         if value is not None:
             return value
     return None
