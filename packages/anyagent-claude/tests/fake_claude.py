@@ -3,11 +3,12 @@
 Behaviour comes from the environment:
 
 * ``FAKE_CLAUDE_LOG`` — JSONL file: ``{"argv": [...]}`` first, then every stdin frame as
-  ``{"in": frame}``.
+  ``{"in": frame}``; every record carries the ``pid`` of the process that wrote it.
 * ``FAKE_CLAUDE_MODE`` — what happens (see ``HANDSHAKE`` and ``TURNS``); default ``ok``.
 * ``FAKE_CLAUDE_ACCOUNT`` — the ``initialize`` account (JSON); ``FAKE_CLAUDE_USAGE`` — the
   ``get_usage`` answer (JSON; absent: an error answer); ``FAKE_CLAUDE_REFUSE`` — comma-separated
-  control subtypes answered with an error.
+  control subtypes answered with an error; ``FAKE_CLAUDE_FAST_FAILS`` — a launch with fast mode
+  on exits before its handshake.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ LOG = os.environ.get("FAKE_CLAUDE_LOG")
 ACCOUNT = json.loads(os.environ.get("FAKE_CLAUDE_ACCOUNT", '{"apiKeySource": "ANTHROPIC_API_KEY"}'))
 USAGE = os.environ.get("FAKE_CLAUDE_USAGE")
 REFUSE = set(filter(None, os.environ.get("FAKE_CLAUDE_REFUSE", "").split(",")))
+FAST_FAILS = bool(os.environ.get("FAKE_CLAUDE_FAST_FAILS"))
 SESSION = "fake-session"
 
 INIT = {
@@ -46,7 +48,7 @@ INIT = {
 def log(record: dict[str, Any]) -> None:
     if LOG:
         with open(LOG, "a", encoding="utf-8") as file:
-            file.write(json.dumps(record) + "\n")
+            file.write(json.dumps({**record, "pid": os.getpid()}) + "\n")
 
 
 def out(frame: Any) -> None:
@@ -73,6 +75,13 @@ def stream(text: str, message_id: str = "msg_1") -> None:
         out({"type": "stream_event", "event": delta})
     out({"type": "assistant", "message": {"id": message_id, "content": [{"type": "text", "text": text}]}, "uuid": "a1"})
     out({"type": "stream_event", "event": {"type": "message_stop"}})
+
+
+def tool_started(tool_id: str, name: str, args: dict[str, Any]) -> None:
+    usage = {"input_tokens": 10, "output_tokens": 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    out({"type": "stream_event", "event": {"type": "message_start", "message": {"id": "tm", "usage": usage}}})
+    block = {"type": "tool_use", "id": tool_id, "name": name, "input": args}
+    out({"type": "assistant", "message": {"id": "tm", "content": [block]}, "uuid": "a0"})
 
 
 def result(**fields: Any) -> None:
@@ -106,6 +115,10 @@ def handshake() -> bool:
     request_id = first["request_id"]
     if MODE == "hang":
         time.sleep(3600)
+    if FAST_FAILS and any("fastMode" in arg for arg in sys.argv):
+        sys.stderr.write("fast mode is not available\n")
+        sys.stderr.flush()
+        sys.exit(2)
     if MODE == "noresume":
         sys.stderr.write("No conversation found with session ID: 1234\n")
         sys.stderr.flush()
@@ -200,6 +213,35 @@ def turn(frame: dict[str, Any]) -> None:
                 },
             }
         )
+        result()
+    elif MODE == "lost_tool":  # a tool that never gets its result, then the turn ends
+        tool_started("t1", "Bash", {"command": "sleep 100"})
+        stream("gave up")
+        result()
+    elif MODE == "tool_waits":  # a tool starts, then nothing until an interrupt
+        tool_started("t1", "Bash", {"command": "sleep 100"})
+    elif MODE == "background":  # a background command outlives its turn, then completes
+        tool_started("bg1", "Bash", {"command": "sleep 1", "run_in_background": True})
+        task = {"type": "system", "subtype": "task_started", "task_id": "task-1", "tool_use_id": "bg1"}
+        out({**task, "is_backgrounded": True, "task_type": "local_bash"})
+        block = {
+            "type": "tool_result",
+            "tool_use_id": "bg1",
+            "content": "Command running in background with ID: task-1",
+        }
+        out({"type": "user", "message": {"content": [block]}, "tool_use_result": {"backgroundTaskId": "task-1"}})
+        stream("started it")
+        result()
+        time.sleep(0.3)
+        note = {"type": "system", "subtype": "task_notification", "task_id": "task-1", "tool_use_id": "bg1"}
+        out({**note, "status": "completed", "summary": "sleep completed (exit code 0)"})
+    elif MODE == "ask":  # a permission request that stays open until answered or denied
+        tool_started("t1", "Bash", {"command": "ls"})
+        request = {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "ls"}, "tool_use_id": "t1"}
+        out({"type": "control_request", "request_id": "perm-1", "request": request})
+    elif MODE == "paced":  # a turn that takes a while
+        stream(f"echo: {text}")
+        time.sleep(0.8)
         result()
     elif MODE in ("slow", "queued_cancel"):
         out({"type": "stream_event", "event": {"type": "message_start", "message": {"id": "slow"}}})

@@ -1,5 +1,7 @@
 """The adapter and driver against a scripted fake ``claude`` process (``fake_claude.py``): launch
-arguments, handshake failures, bad frames, death, cancel races, attachments, cleanup."""
+arguments, handshake failures, bad frames, death, cancel races, attachments, cleanup, and the turn
+rules the engine keeps for claude (tools at a turn's end, background tools, fast mode between
+turns, declined requests)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from anyagent import (
     AuthKind,
     AuthRequired,
     Cancelled,
+    Completed,
+    ContextUsage,
     Diagnostic,
     DiagnosticCode,
     Input,
@@ -28,6 +32,7 @@ from anyagent import (
     PlanUsageUpdated,
     ProcessExited,
     ProtocolFailed,
+    Queued,
     RequestClosed,
     RequestOpened,
     ResumeFailed,
@@ -35,13 +40,19 @@ from anyagent import (
     SessionUpdated,
     TerminalLogin,
     TextDelta,
+    ToolStatus,
+    ToolUpdate,
+    ToolUpdated,
     TurnEnded,
+    TurnStarted,
     Unauthenticated,
     seam,
 )
+from anyagent_claude import translate
 from anyagent_claude.adapter import ClaudeAdapter
+from anyagent_claude.frames import CANCEL_MESSAGE, DECLINE_MESSAGE
 from anyagent_claude.profile import PROFILE
-from anyagent_testkit.events import EventReader, kinds, text_of
+from anyagent_testkit.events import EventReader, kinds, text_of, without_status
 
 pytestmark = pytest.mark.anyio
 
@@ -76,6 +87,24 @@ class Fake:
 
     def sent(self) -> list[dict[str, Any]]:
         return [record["in"] for record in self.records() if "in" in record]
+
+    def processes(self) -> list[tuple[list[str], list[dict[str, Any]]]]:
+        """Each launched process's argv and what it read, in launch order."""
+        launched: dict[int, tuple[list[str], list[dict[str, Any]]]] = {}
+        for record in self.records():
+            if "argv" in record:
+                launched[record["pid"]] = (record["argv"], [])
+            elif "in" in record:
+                launched[record["pid"]][1].append(record["in"])
+        return list(launched.values())
+
+    def answers(self, request_id: str) -> list[dict[str, Any]]:
+        """The ``control_response`` frames anyagent wrote for the CLI's request ``request_id``."""
+        return [
+            frame["response"]
+            for frame in self.sent()
+            if frame.get("type") == "control_response" and frame["response"].get("request_id") == request_id
+        ]
 
 
 async def test_launch_arguments_handshake_and_a_turn(tmp_path: Path) -> None:
@@ -360,3 +389,174 @@ async def test_the_wire_recording_holds_both_directions(tmp_path: Path) -> None:
     assert "_meta" in lines[0]
     assert any(line.get("_sent", {}).get("type") == "user" for line in lines)
     assert any(line.get("type") == "result" for line in lines)
+
+
+async def test_a_frame_whose_translation_raises_is_one_frame_error_and_the_session_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: translate.Translator, frame: Any, out: translate.Translation) -> None:
+        raise RuntimeError("a translator bug")
+
+    monkeypatch.setitem(translate._HANDLERS, "assistant", broken)
+    fake = Fake(tmp_path)
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            await session.prompt("hi")
+            turn = await EventReader(events, timeout=WAIT).turn()
+    [error] = [e.kind.diagnostic for e in turn if isinstance(e.kind, Diagnostic)]
+    assert error.code == DiagnosticCode.FRAME_ERROR and "a translator bug" in error.message
+    assert isinstance(error.raw, dict) and error.raw["type"] == "assistant"  # the frame it choked on
+    assert text_of(turn).strip() == "echo: hi"  # the other frames of the turn were read
+    assert kinds(turn, TurnEnded) == [TurnEnded(Completed())]
+
+
+# ---------------------------------------------------------------------------------------------
+# turn rules the engine keeps for claude
+
+
+def updates_of(events: list[Any], tool_id: str) -> list[ToolUpdate]:
+    return [update.tool for update in kinds(events, ToolUpdated) if update.tool.id == tool_id]
+
+
+@pytest.mark.parametrize(
+    ("mode", "cancel", "final"),
+    [("lost_tool", False, ToolStatus.FAILED), ("tool_waits", True, ToolStatus.CANCELLED)],
+)
+async def test_a_tool_that_never_got_a_result_is_ended_by_the_engine_with_the_turn(
+    tmp_path: Path, mode: str, cancel: bool, final: ToolStatus
+) -> None:
+    """Claude's ``result`` leaves a tool without a result running; the engine ends it with the
+    turn (``FAILED``, ``CANCELLED`` for a cancelled turn): once, as the turn's end, after
+    everything claude reported for the turn (its ``ContextUsage``)."""
+    fake = Fake(tmp_path, mode)
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt("go")
+            if cancel:
+                await reader.until(ToolUpdated)
+                await session.cancel()
+            await reader.turn()
+    turn = without_status(reader.seen)
+    assert [tool.status for tool in updates_of(turn, "t1")] == [ToolStatus.RUNNING, final]
+    assert [type(event.kind) for event in turn[-3:]] == [ContextUsage, ToolUpdated, TurnEnded]
+    assert turn[-1].kind == TurnEnded(Cancelled() if cancel else Completed(), background=())
+
+
+async def test_a_background_command_is_listed_at_the_turn_end_and_completes_later(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, "background")
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt("go")
+            turn = await reader.turn()
+            assert kinds(turn, TurnEnded) == [TurnEnded(Completed(), background=("bg1",))]
+            assert [tool.status for tool in updates_of(turn, "bg1")] == [ToolStatus.RUNNING, ToolStatus.RUNNING]
+            done = await reader.match(lambda e: isinstance(e.kind, ToolUpdated) and e.kind.tool.id == "bg1")
+            assert isinstance(done.kind, ToolUpdated) and done.kind.tool.status is ToolStatus.COMPLETED
+            assert done.kind.tool.output is not None and "exit code 0" in done.kind.tool.output
+            assert done.turn_info is None  # it finished between turns
+
+
+async def test_fast_mode_asked_for_mid_turn_relaunches_after_the_turn_before_the_next_prompt(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, "paced")
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt("first")
+            await reader.until(TextDelta)
+            await session.configure("fast", True)  # held by the engine while the turn runs
+            second = await session.prompt("second")
+            assert second.kind == Queued(0)
+            one = await reader.turn()
+            assert kinds(one, TurnEnded) == [TurnEnded(Completed())]
+            two = await reader.turn()
+            fast_on = next(
+                i for i, e in enumerate(two) if isinstance(e.kind, SessionUpdated) and e.kind.info.configuration["fast"]
+            )
+            started = next(i for i, e in enumerate(two) if isinstance(e.kind, TurnStarted))
+            assert fast_on < started  # relaunched before the queued prompt ran
+            assert text_of(two).strip() == "echo: second"
+            assert kinds(two, TurnEnded) == [TurnEnded(Completed())]
+            assert not [e for e in reader.seen if isinstance(e.kind, Diagnostic)]  # nothing was refused
+    (first_argv, first_read), (fast_argv, fast_read) = fake.processes()
+    assert "--settings" not in first_argv
+    assert json.loads(fast_argv[fast_argv.index("--settings") + 1]) == {"fastMode": True}
+    assert fast_argv[fast_argv.index("--resume") + 1] == "fake-session"  # the same conversation
+    assert [f["message"]["content"] for f in first_read if f["type"] == "user"] == ["first"]
+    assert [f["message"]["content"] for f in fast_read if f["type"] == "user"] == ["second"]
+
+
+async def test_a_fast_mode_relaunch_that_fails_ends_the_session(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, FAKE_CLAUDE_FAST_FAILS="1")
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("hi")
+        await reader.turn()
+        await session.configure("fast", True)
+        with pytest.raises(ProcessExited) as caught:
+            await reader.rest()
+        assert caught.value.status == "relaunch failed"
+        assert "fast mode is not available" in caught.value.stderr
+    assert len(fake.processes()) == 2 and not _alive(fake)
+
+
+async def test_a_request_the_engine_closes_at_close_is_denied_once(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, "ask")
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("go")
+        opened = (await reader.until(RequestOpened)).kind.request
+        assert opened.id == "perm-1"
+        await session.close()  # closes the request unanswered: the engine sends Decline
+        rest = await reader.rest()
+        assert kinds(rest, RequestClosed) == [RequestClosed("perm-1")]
+    [answer] = fake.answers("perm-1")
+    assert answer["response"] == {"behavior": "deny", "message": DECLINE_MESSAGE}
+
+
+async def test_a_cancel_denies_an_open_request_once_before_the_interrupt(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, "ask")
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt("go")
+            await reader.until(RequestOpened)
+            await session.cancel()  # the engine sends Cancel, then Decline("perm-1")
+            turn = await reader.turn()
+            assert kinds(turn, TurnEnded)[0].stop == Cancelled()
+    [answer] = fake.answers("perm-1")
+    assert answer["response"] == {"behavior": "deny", "message": CANCEL_MESSAGE}
+    after_prompt = [f for f in fake.sent() if f["type"] != "user"][1:]  # after initialize
+    kinds_sent = [f.get("request", {}).get("subtype") or f["response"]["request_id"] for f in after_prompt]
+    assert kinds_sent[:2] == ["perm-1", "interrupt"]
+
+
+async def test_decline_answers_a_pending_permission_once(tmp_path: Path) -> None:
+    """The driver alone: two ``Decline``s of the same open ``can_use_tool`` write one denial."""
+    fake = Fake(tmp_path, "ask")
+    driver = await ClaudeAdapter().connect(seam.ConnectRequest(fake.agent, PROFILE, fake.options(), "s1", fake.env))
+    commands, commands_out = seam.unbounded_commands()
+    events_in, events = seam.event_channel(64)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(driver.run, seam.DriverLink(commands_out, events_in))
+        await commands.send(seam.StartTurn(Input.text("go"), "turn-1"))
+        with anyio.fail_after(WAIT):
+            async for event in events:
+                if isinstance(event, seam.Content) and isinstance(event.kind, RequestOpened):
+                    request_id = event.kind.request.id
+                    break
+        await commands.send(seam.Decline(request_id))
+        await commands.send(seam.Decline(request_id))
+        await commands.send(seam.Decline("never-opened"))
+        await commands.send(seam.Close())
+    [answer] = fake.answers(request_id)
+    assert answer["response"]["behavior"] == "deny"
+    assert not fake.answers("never-opened")

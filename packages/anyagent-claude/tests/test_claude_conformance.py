@@ -125,11 +125,16 @@ def test_the_fuzzer_gets_real_frames_of_every_kind() -> None:
 
 def live_staging(scenario: Scenario, workdir: Path) -> Staging:
     """The fake-model keywords that stage ``scenario``: a gated ``Write`` into ``workdir`` for a
-    tool and a permission, a long slow stream (and a turn after it) for a cancel, else plain text."""
-    if scenario in (Scenario.TOOL, Scenario.PERMISSION):
+    tool and a permission (and a turn after a cancel while it waits), a long slow stream (and a
+    turn after it) for a cancel, plain text (and a turn after a held setting) for text."""
+    if scenario is Scenario.TOOL:
         return Staging(f"WRITE {workdir}/conformance.txt ALPHA")
+    if scenario is Scenario.PERMISSION:
+        return Staging(f"WRITE {workdir}/conformance.txt ALPHA", follow_up="are you still there")
     if scenario is Scenario.CANCEL:
         return Staging("SLOW 40", follow_up="are you still there")
+    if scenario is Scenario.TEXT:
+        return Staging(HELLO.prompt, follow_up="are you still there")
     return HELLO
 
 
@@ -154,7 +159,17 @@ class LiveClaude(ClaudeSubject):
 
 
 CHECK_NAMES = [check.__name__.removeprefix("check_") for check in CHECKS]
-PROMPTING = frozenset({"text_turn", "tool_snapshots", "permission_round_trip", "cancel", "close_reaps"})
+PROMPTING = frozenset(
+    {
+        "text_turn",
+        "tool_snapshots",
+        "permission_round_trip",
+        "cancel",
+        "cancel_mid_request",
+        "between_turns",
+        "close_reaps",
+    }
+)
 """The checks that run a turn, so the CLI must have asked the fake model."""
 
 
