@@ -2,8 +2,9 @@
 
 * ``anyagent_echo.plugin`` — the entry point: registers ``EchoAdapter`` (wire ``echo``) and
   ``PROFILE`` (agent ``echo``, executable ``echo-agent``).
-* ``anyagent_echo.adapter`` — launch, handshake, and the driver loop.
-* ``anyagent_echo.translate`` — pure: one echo-agent frame → one seam event.
+* ``anyagent_echo.adapter`` — the handshake and the wire's commands; ``anyagent.toolkit`` does the
+  launch, the run loop and the request bookkeeping.
+* ``anyagent_echo.translate`` — pure: one echo-agent frame → one seam event (``anyagent.jsonread``).
 * ``anyagent_echo.agent`` — ``echo-agent``, the JSON-lines agent program (a console script).
 """
 
