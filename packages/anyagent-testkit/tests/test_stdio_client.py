@@ -87,3 +87,13 @@ def _alive(pid: int) -> bool:
             return handle.read().split()[2] != "Z"
     except OSError:
         return False
+
+
+async def test_wait_returns_with_everything_the_child_wrote_to_stderr(tmp_path: Path) -> None:
+    """What a child writes to stderr just before it exits is in ``stderr`` once ``wait`` returns
+    (the replayer's "fully played" line is read that way)."""
+    child = _script(tmp_path, "import sys\nsys.stderr.write('s' * 200_000 + ' fully played')\n")
+    for _ in range(5):
+        async with JsonlProcess.open(child) as proc:
+            assert await proc.wait(TIMEOUT) == 0
+            assert proc.stderr.endswith(" fully played")

@@ -35,6 +35,8 @@ __all__ = ["DEFAULT_MAX_LINE", "JsonlProcess", "ProcessEnded", "RawLine"]
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
 _SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)
 STDERR_TAIL = 64 * 1024
+STDERR_SETTLE = 2.0
+"""Seconds ``wait`` allows stderr to reach its end after the process exited."""
 
 
 @attrs.frozen
@@ -61,6 +63,7 @@ class JsonlProcess:
         self.received: list[Any] = []
         self._max_line = max_line
         self._stderr = bytearray()
+        self._stderr_ended = anyio.Event()
         send, receive = anyio.create_memory_object_stream[Any](math.inf)
         self._inbox_send: MemoryObjectSendStream[Any] = send
         self._inbox: MemoryObjectReceiveStream[Any] = receive
@@ -146,9 +149,14 @@ class JsonlProcess:
                     return frames
 
     async def wait(self, timeout: float = 30.0) -> int:
-        """Wait for the process to exit; its return code (negative: killed by that signal)."""
+        """Wait for the process to exit; its return code (negative: killed by that signal). Its
+        stderr is read to the end first (up to ``STDERR_SETTLE`` s, in case a child keeps it open),
+        so ``stderr`` holds what it wrote last."""
         with anyio.fail_after(timeout):
-            return await self.process.wait()
+            status = await self.process.wait()
+        with anyio.move_on_after(STDERR_SETTLE):
+            await self._stderr_ended.wait()
+        return status
 
     def send_signal(self, signum: signal.Signals) -> None:
         """Signal the process (just the leader)."""
@@ -214,6 +222,8 @@ class JsonlProcess:
                 del self._stderr[:-STDERR_TAIL]
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
+        finally:
+            self._stderr_ended.set()
 
     async def _shutdown(self, grace: float) -> None:
         try:
