@@ -191,6 +191,15 @@ def test_demo_runs_the_whole_stack(tmp_path: Path) -> None:
     assert "calc.py" in result.stdout
 
 
+def test_demo_by_name_and_an_unknown_name_is_a_usage_error() -> None:
+    result = cli("demo", "mock", "--yes")
+    assert result.returncode == 0, result.stderr
+    assert "(in-process mock)" in result.stdout and "— turn done" in result.stdout
+    result = cli("demo", "no-such-demo")
+    assert result.returncode == 2
+    assert "no demo 'no-such-demo'" in result.stdout
+
+
 def test_plugins_lists_the_builtin(tmp_path: Path) -> None:
     result = cli("plugins", "--json")
     assert result.returncode == 0, result.stderr

@@ -1,28 +1,30 @@
-"""``anyagent demo``: one real turn through the whole stack against a bundled scripted agent.
+"""``anyagent demo``: one real turn through the whole stack against a scripted agent.
 
-With ``anyagent-claude`` installed (the usual case) the demo runs the real Claude adapter over a
-real subprocess: ``anyagent_claude.demo`` is a scripted agent process speaking Claude Code's
-stream-json wire, working on a throwaway ``calc.py``. It streams reasoning and text, asks to edit
-the file (answered automatically with ``--yes``, asked otherwise; a deny really leaves the file
-alone), shows the edit's diff, context usage and the turn end. Without it, the in-process mock
-adapter plays a similar script. Nothing needs to be installed and no account is used.
+Adapter plugins offer demos through the ``anyagent_demos`` hook (``register.demo(DemoAgent(...))``):
+the plugin's real adapter drives a scripted agent process over the agent's real wire, so nothing
+needs to be installed and no account is used. ``anyagent-claude`` offers one (a scripted Claude
+Code fixing a throwaway ``calc.py``: streamed reasoning and text, an edit that asks permission —
+answered automatically with ``--yes``, asked otherwise; a deny really leaves the file alone — its
+diff, context usage and the turn end). ``anyagent demo`` runs the first demo the plugins
+registered, or the one named; with none (or ``anyagent demo mock``) the in-process mock adapter
+plays a similar script. Core never imports an adapter package: it runs what plugins registered.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import tempfile
 from pathlib import Path
-from types import ModuleType
 
 import anyio
 import attrs
 
-from ._installation import AgentInstallation
+from ._errors import InvalidConfiguration
 from ._options import SessionOptions
+from ._registry import DemoAgent
 from ._render import Renderer
 from ._runtime import Runtime
+from ._terminal import stream_turn
 from ._types import (
     ContextUsage,
     FileDiff,
@@ -40,6 +42,9 @@ from ._types import (
     ToolUpdated,
 )
 from .mock import Script, Step, completed, permission
+
+MOCK = "mock"
+"""The name of the fallback demo: core's in-process mock adapter."""
 
 _OLD = "def add(a, b):\n    return a - b\n"
 _NEW = "def add(a, b):\n    return a + b\n"
@@ -99,67 +104,63 @@ def demo_script() -> Script:
 
 
 PROMPT = "the test for add() fails; fix it"
+"""What the mock demo asks."""
 
 
-async def run_demo(out: Renderer, *, auto: bool) -> int:
-    """Play the demo turn, printing it; with ``auto`` the permission is allowed without asking.
+async def run_demo(runtime: Runtime, out: Renderer, *, auto: bool, name: str | None = None) -> int:
+    """Play a demo turn, printing it; with ``auto`` the permission is allowed without asking.
 
-    Returns the exit status of the turn (0 when it completed).
+    ``name`` picks a demo a plugin registered (default: the first one; ``"mock"``: the in-process
+    mock). Returns the exit status of the turn (0 when it completed); ``InvalidConfiguration`` for
+    a name no plugin offers.
     """
-    claude = _claude_demo_modules()
-    if claude is None:
+    demos = runtime.registry().demos
+    if name == MOCK or (name is None and not demos):
         return await _run_mock_demo(out, auto=auto)
-    demo, plugin = claude
-    return await _run_claude_demo(out, demo, plugin, auto=auto)
+    if name is None:
+        return await _run_plugin_demo(runtime, next(iter(demos.values())), out, auto=auto)
+    demo = demos.get(name)
+    if demo is None:
+        offered = ", ".join([*demos, MOCK])
+        raise InvalidConfiguration(f"no demo {name!r} (offered: {offered})")
+    return await _run_plugin_demo(runtime, demo, out, auto=auto)
 
 
-def _claude_demo_modules() -> tuple[ModuleType, ModuleType] | None:
-    """``anyagent_claude.demo`` and ``anyagent_claude.plugin``, or None when not installed.
-
-    Imported here, lazily: the core never depends on an adapter package.
-    """
-    try:
-        return importlib.import_module("anyagent_claude.demo"), importlib.import_module("anyagent_claude.plugin")
-    except ImportError:
-        return None
-
-
-async def _run_claude_demo(out: Renderer, demo: ModuleType, plugin: ModuleType, *, auto: bool) -> int:
-    """The real-wire demo: the Claude adapter drives ``python -m anyagent_claude.demo``."""
-    from .cli import _stream_turn
-
+async def _run_plugin_demo(runtime: Runtime, demo: DemoAgent, out: Renderer, *, auto: bool) -> int:
+    """A demo a plugin registered: its adapter, launched through ``runtime`` like any agent,
+    drives its scripted agent on a project written into a scratch directory."""
     with tempfile.TemporaryDirectory(prefix="anyagent-demo-", ignore_cleanup_errors=True) as scratch:
-        root = Path(scratch)
-        agent: AgentInstallation = demo.demo_installation(root / "bin")
-        project: Path = demo.demo_project(root / "project")
-        out.line(
-            out.bold("anyagent demo")
-            + out.dim(" — the real Claude adapter talking to a scripted agent process over Claude Code's wire")
-        )
-        out.line(out.dim(f"  agent: {agent.executable_path} (python -m anyagent_claude.demo; no model, no account)"))
+        bin_dir, project_dir = Path(scratch, "bin"), Path(scratch, "project")
+        await anyio.Path(bin_dir).mkdir()
+        await anyio.Path(project_dir).mkdir()
+        agent = await anyio.to_thread.run_sync(demo.installation, bin_dir)
+        project = await anyio.to_thread.run_sync(demo.project, project_dir)
+        out.line(out.bold("anyagent demo") + out.dim(f" — {demo.title}"))
+        out.line(out.dim(f"  agent: {agent.executable_path} (a scripted agent process: no model, no account)"))
         out.line(out.dim(f"  project: {project}"))
-        async with Runtime(plugins=[plugin]) as runtime:
-            session, events = await runtime.open(agent, SessionOptions.in_dir(project))
-            async with session:
-                out.line(out.cyan(f"> {PROMPT}"))
-                await session.prompt(PROMPT)
-                status = await _stream_turn(session, events, out, json_lines=False, auto=auto)
-        source = await anyio.Path(project / "calc.py").read_text(encoding="utf-8")
-        body = next((line.strip() for line in source.splitlines() if line.strip().startswith("return")), "?")
-        out.line(out.dim(f"calc.py on disk now: {body}"))
+        session, events = await runtime.open(agent, SessionOptions.in_dir(project))
+        async with session:
+            out.line(out.cyan(f"> {demo.prompt}"))
+            await session.prompt(demo.prompt)
+            status = await stream_turn(session, events, out, json_lines=False, auto=auto)
+        if demo.report is not None:
+            out.line(out.dim(await anyio.to_thread.run_sync(demo.report, project)))
     return status
 
 
 async def _run_mock_demo(out: Renderer, *, auto: bool) -> int:
     """The fallback: the in-process mock adapter plays ``demo_script``."""
-    from .cli import _stream_turn
-
     out.line(out.bold("anyagent demo") + out.dim(" — a scripted agent through the real engine (in-process mock)"))
-    out.line(out.dim("  pip install anyagent-claude for the real-wire demo (a real adapter and a real subprocess)"))
+    out.line(
+        out.dim(
+            "  real-wire demos come from adapter plugins: pip install anyagent-claude"
+            " (a real adapter and a real subprocess)"
+        )
+    )
     async with Runtime.with_mock(demo_script()) as runtime:
         agent = (await runtime.discover()).require("mock")
         session, events = await runtime.open(agent, SessionOptions.in_dir(os.getcwd()))
         async with session:
             out.line(out.cyan(f"> {PROMPT}"))
             await session.prompt(PROMPT)
-            return await _stream_turn(session, events, out, json_lines=False, auto=auto)
+            return await stream_turn(session, events, out, json_lines=False, auto=auto)

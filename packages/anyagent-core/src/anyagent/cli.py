@@ -14,47 +14,41 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
 import anyio
 
-from ._engine import Events, Session
+from ._engine import Session
 from ._errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled
 from ._installation import AgentInstallation, DiscoveryReport
 from ._options import PermissionMode, SessionOptions
 from ._render import Renderer
 from ._runtime import Runtime
+from ._terminal import (
+    EXIT_AGENT_ERROR,
+    EXIT_AUTH,
+    EXIT_CANCELLED,
+    EXIT_NOT_INSTALLED,
+    EXIT_OK,
+    EXIT_USAGE,
+    handle_request,
+    read_line,
+    stream_turn,
+    to_json,
+)
 from ._types import (
     AgentDetails,
-    Answer,
     Authenticated,
     AuthUnknown,
-    Cancelled,
     Capability,
-    Completed,
     EnvVarLogin,
-    Failed,
-    PermissionChoice,
-    PermissionRequest,
-    QuestionAnswer,
-    QuestionRequest,
     Queued,
-    Refused,
     RequestOpened,
     SelectKind,
     Steered,
     TerminalLogin,
-    TurnEnded,
     Unauthenticated,
 )
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_NOT_INSTALLED = 3
-EXIT_AUTH = 4
-EXIT_AGENT_ERROR = 5
-EXIT_CANCELLED = 130
 
 
 class UsageError(Exception):
@@ -98,12 +92,6 @@ def _login_lines(login: Sequence[object]) -> list[str]:
     return lines
 
 
-def _dumps(value: object) -> str:
-    from . import serialize
-
-    return serialize.dumps(value)
-
-
 # ---------------------------------------------------------------------------------------------
 # discover / plugins / probe
 
@@ -111,7 +99,7 @@ def _dumps(value: object) -> str:
 async def cmd_discover(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
     report = await runtime.discover()
     if args.json:
-        print(_dumps(report))
+        print(to_json(report))
         return EXIT_OK
     _print_report(report, out)
     return EXIT_OK
@@ -151,6 +139,7 @@ async def cmd_plugins(runtime: Runtime, args: argparse.Namespace, out: Renderer)
                         "version": p.version,
                         "wires": list(p.wires),
                         "profiles": list(p.profiles),
+                        "demos": list(p.demos),
                     }
                     for p in plugins
                 ],
@@ -161,7 +150,8 @@ async def cmd_plugins(runtime: Runtime, args: argparse.Namespace, out: Renderer)
     for plugin in plugins:
         dist = f"{plugin.distribution} {plugin.version or ''}".strip() if plugin.distribution else "?"
         out.line(f"{out.bold(plugin.name)}  {out.dim(dist)}")
-        out.line(f"    wires: {', '.join(plugin.wires) or '-'}   agents: {', '.join(plugin.profiles) or '-'}")
+        demos = f"   demos: {', '.join(plugin.demos)}" if plugin.demos else ""
+        out.line(f"    wires: {', '.join(plugin.wires) or '-'}   agents: {', '.join(plugin.profiles) or '-'}{demos}")
     for diagnostic in runtime.registry().diagnostics:
         out.line(out.yellow(f"! {diagnostic.message}"))
     return EXIT_OK
@@ -211,7 +201,7 @@ async def cmd_probe(runtime: Runtime, args: argparse.Namespace, out: Renderer) -
         for agent in agents:
             result = results[agent.id]
             payload[agent.id] = (
-                json.loads(_dumps(result))
+                json.loads(to_json(result))
                 if isinstance(result, AgentDetails)
                 else {"error": type(result).__name__, "message": result.message}
             )
@@ -277,134 +267,12 @@ def _print_matrix(
 # run / chat
 
 
-def _exit_for(stop: object) -> int:
-    if isinstance(stop, Completed):
-        return EXIT_OK
-    if isinstance(stop, Cancelled):
-        return EXIT_CANCELLED
-    if isinstance(stop, (Failed, Refused)):
-        return EXIT_FAILED
-    return EXIT_FAILED
-
-
-Ask = Callable[[str], Awaitable["str | None"]]
-
-
-async def _ask_permission(request: PermissionRequest, out: Renderer, ask: Ask) -> PermissionChoice:
-    labels = {
-        PermissionChoice.ALLOW_ONCE: "allow once",
-        PermissionChoice.ALLOW_ALWAYS: "allow always",
-        PermissionChoice.DENY_ONCE: "deny",
-        PermissionChoice.DENY_ALWAYS: "deny always",
-    }
-    options = list(request.options)
-    prompt = "  ".join(f"[{i}] {labels[o]}" for i, o in enumerate(options, 1))
-    while True:
-        answer = await ask(f"{prompt} > ")
-        if answer is None:
-            return next((o for o in options if o.name.startswith("DENY")), options[-1])
-        answer = answer.strip().lower()
-        if answer.isdigit() and 1 <= int(answer) <= len(options):
-            return options[int(answer) - 1]
-        for option in options:
-            if answer and labels[option].startswith(answer):
-                return option
-        out.line(out.yellow("pick one of the numbers shown"))
-
-
-async def _ask_question(request: QuestionRequest, out: Renderer, ask: Ask) -> list[QuestionAnswer]:
-    answers: list[QuestionAnswer] = []
-    for question in request.questions:
-        while True:
-            raw = await ask(f"{question.text} > ")
-            raw = (raw or "").strip()
-            picks = [p.strip() for p in raw.split(",") if p.strip()]
-            if picks and all(p.isdigit() and 1 <= int(p) <= len(question.choices) for p in picks):
-                if len(picks) > 1 and not question.multi_select:
-                    out.line(out.yellow("pick one"))
-                    continue
-                answers.append(QuestionAnswer.choices([question.choices[int(p) - 1].id for p in picks]))
-                break
-            if raw and question.allows_free_text:
-                answers.append(QuestionAnswer.text(raw))
-                break
-            out.line(
-                out.yellow("type the number of a choice" + (" or your answer" if question.allows_free_text else ""))
-            )
-    return answers
-
-
-async def _read_line(prompt: str) -> str | None:
-    """Read one line from stdin without blocking the event loop; None at end of input."""
-
-    def read() -> str | None:
-        sys.stdout.write(prompt)
-        sys.stdout.flush()
-        line = sys.stdin.readline()
-        if line and not sys.stdin.isatty():
-            sys.stdout.write(line if line.endswith("\n") else line + "\n")  # echo piped answers
-        return line.rstrip("\n") if line else None
-
-    return await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
-
-
-async def _handle_request(
-    session: Session, opened: RequestOpened, out: Renderer, auto: bool, *, quiet: bool = False, ask: Ask | None = None
-) -> None:
-    ask = ask or _read_line
-    request = opened.request
-    if isinstance(request, PermissionRequest):
-        if auto:
-            choice = next((o for o in request.options if o.name.startswith("ALLOW")), request.options[0])
-            if not quiet:
-                out.line(out.dim(f"    answered: {choice.name.lower().replace('_', ' ')}"))
-        else:
-            choice = await _ask_permission(request, out, ask)
-        await session.answer(request.id, Answer.permission(choice))
-    else:
-        answers: list[QuestionAnswer]
-        if auto:
-            answers = [
-                QuestionAnswer.choices([q.choices[0].id]) if q.choices else QuestionAnswer.text("yes")
-                for q in request.questions
-            ]
-        else:
-            answers = await _ask_question(request, out, ask)
-        await session.answer(request.id, Answer.question(answers))
-
-
 async def cmd_run(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
     agent = (await runtime.discover()).require(args.agent)
     session, events = await runtime.open(agent, _options(args))
     async with session:
         await session.prompt(args.prompt)
-        return await _stream_turn(session, events, out, json_lines=args.json, auto=args.auto_approve or args.json)
-
-
-async def _stream_turn(session: Session, events: Events, out: Renderer, *, json_lines: bool, auto: bool) -> int:
-    async for event in events:
-        if json_lines:
-            print(_dumps(event), flush=True)
-        else:
-            out.render(event)
-        kind = event.kind
-        if isinstance(kind, RequestOpened):
-            await _handle_request(session, kind, out, auto, quiet=json_lines)
-        elif isinstance(kind, TurnEnded) and (event.turn_info is None or event.turn_info.parent_tool_id is None):
-            if isinstance(kind.stop, Failed):
-                await _drain_failure(events, out, json_lines)
-            return _exit_for(kind.stop)
-    return EXIT_FAILED
-
-
-async def _drain_failure(events: Events, out: Renderer, json_lines: bool) -> None:
-    """After a failed turn the session may be ending: surface why (raises its AgentError)."""
-    with anyio.move_on_after(1.0):
-        async for event in events:
-            if json_lines:
-                print(_dumps(event), flush=True)
-            else:
-                out.render(event)
+        return await stream_turn(session, events, out, json_lines=args.json, auto=args.auto_approve or args.json)
 
 
 class _LineRouter:
@@ -457,7 +325,7 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
             async for event in events:
                 out.render(event)
                 if isinstance(event.kind, RequestOpened):
-                    await _handle_request(session, event.kind, out, args.auto_approve, ask=router.ask)
+                    await handle_request(session, event.kind, out, args.auto_approve, ask=router.ask)
         except AgentError as exc:
             out.line(out.red(f"session ended: {type(exc).__name__}: {exc.message}"))
         finally:
@@ -477,7 +345,7 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
 
     async def read_input() -> None:
         while not done.is_set():
-            line = await _read_line("")
+            line = await read_line("")
             if router.offer(line):
                 continue
             if line is None or line.strip() in ("/quit", "/exit"):
@@ -538,9 +406,9 @@ async def _chat_line(session: Session, line: str, out: Renderer) -> None:
 
 
 async def cmd_demo(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
-    from ._demo import run_demo
+    from ._demo import run_demo  # the mock demo's script is built only when asked for
 
-    return await run_demo(out, auto=args.yes)
+    return await run_demo(runtime, out, auto=args.yes, name=args.name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -579,6 +447,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--set", action="append", metavar="ID=VALUE", help="a config option (repeatable)")
 
     p = sub.add_parser("demo", help="the whole stack against a bundled scripted agent; needs nothing installed")
+    p.add_argument(
+        "name", nargs="?", metavar="NAME", help="a demo a plugin offers (default: the first; 'mock': core's own)"
+    )
     p.add_argument("--yes", action="store_true", help="answer the permission prompt automatically")
 
     p = sub.add_parser("agents", help="the catalog: every agent the installed plugins know")
