@@ -127,7 +127,7 @@ def load_registry(plugins: Sequence[object] | None = None, builtins: Sequence[ob
     """Load core's built-in plugins (default: the mock adapter) then ``plugins`` (or, when None,
     every allowed entry point) into a registry.
 
-    ``InvalidConfiguration`` when a given plugin offers no hooks (see the module docstring)."""
+    ``InvalidConfiguration`` when a given plugin registers nothing (see the module docstring)."""
     if builtins is None:
         from . import _builtin
 
