@@ -272,6 +272,11 @@ def main() -> int:
         kind = frame.get("type")
         if kind == "control_request":
             control(frame, turn_user)
+        elif kind == "control_response" and MODE == "ask":  # the tool's result tells the model the answer
+            answer = frame["response"].get("response", {})
+            if answer.get("behavior") == "deny":
+                block = {"type": "tool_result", "tool_use_id": "t1", "content": answer["message"], "is_error": True}
+                out({"type": "user", "message": {"content": [block]}})
         elif kind == "user":
             turn_user = frame.get("uuid")
             turn(frame)

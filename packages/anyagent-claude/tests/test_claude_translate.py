@@ -366,6 +366,11 @@ def test_cancel_denies_open_requests_and_turns_the_result_into_cancelled() -> No
     assert writes[0]["response"]["response"]["behavior"] == "deny"
     assert t.open_requests == []
     assert t.decline("req-c") is None  # the engine's Decline after the cancel answers nothing more
+    feed_all(t, f.assistant("m", [f.tool_use("toolu_ok", "Read", file_path="/w/x")]))
+    [ok] = feed_all(t, f.tool_result("toolu_ok", "x"))
+    assert ok.tool.status is ToolStatus.COMPLETED  # a tool that finished still finished
+    [denied] = feed_all(t, f.tool_result("toolu_c", "The user cancelled the turn.", is_error=True))
+    assert denied.tool.status is ToolStatus.CANCELLED  # its error is the cancel's doing
     out = kinds(t.feed(f.result(subtype="success", text="finished anyway")))
     assert only(out, ToolUpdated) == []  # the engine ends the tool (CANCELLED) at TurnEnded
     assert out[-1] == seam.TurnEnd(Cancelled())

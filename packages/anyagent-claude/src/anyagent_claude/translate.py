@@ -411,6 +411,8 @@ class Translator:
         if entry is None:
             entry = _Tool(ToolUpdate(tool_id, status=ToolStatus.RUNNING), parent)
         update = tool_finished(entry.update, block, use_result, background=tool_id in self._background)
+        if self._cancelling and update.status is ToolStatus.FAILED:
+            update = attrs.evolve(update, status=ToolStatus.CANCELLED)  # denied or stopped by the cancel
         if update.status.active:
             entry.update = update
             self._tools[tool_id] = entry
