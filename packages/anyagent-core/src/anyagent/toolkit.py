@@ -287,7 +287,7 @@ class DriverLoop(Generic[F]):
         self.close_grace = close_grace
         self.name = name
         self.process: AgentProcess | None = None
-        self.source: FrameSource[F] | None = None
+        self.source: FrameSource[F | BadLine | Stray] | None = None
         self._link: seam.DriverLink | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._generation = 0
@@ -298,7 +298,7 @@ class DriverLoop(Generic[F]):
 
     # -- the connection
 
-    def attach(self, process: AgentProcess, source: FrameSource[F]) -> None:
+    def attach(self, process: AgentProcess, source: FrameSource[F | BadLine | Stray]) -> None:
         """Read ``source`` (frames of ``process``) from now on. Under a running loop the previous
         connection's reader stops quietly: its end is not the agent's death. The caller closes the
         previous process (``await old.aclose()``) when it is done with it."""
@@ -306,6 +306,13 @@ class DriverLoop(Generic[F]):
         self.process, self.source = process, source
         if self._tg is not None:
             self._tg.start_soon(self._read, process, source, self._generation)
+
+    def detach(self) -> None:
+        """Stop reading the current connection quietly, for a relaunch that must close the old
+        process before it starts the new one (a resume of the same conversation must not run
+        twice): its end is then not the agent's death. ``attach`` the new connection next, or
+        ``exit`` when it cannot start."""
+        self._generation += 1
 
     @property
     def link(self) -> seam.DriverLink:
@@ -372,7 +379,7 @@ class DriverLoop(Generic[F]):
 
     # -- reading
 
-    async def _read(self, process: AgentProcess, source: FrameSource[F], generation: int) -> None:
+    async def _read(self, process: AgentProcess, source: FrameSource[F | BadLine | Stray], generation: int) -> None:
         on_frame = self._on_frame
         recorder = self.recorder
         while True:
@@ -408,7 +415,7 @@ class DriverLoop(Generic[F]):
                 )
             else:
                 try:
-                    await on_frame(frame)
+                    await on_frame(frame)  # type: ignore[arg-type]  # not a BadLine or Stray here
                 except Exception as exc:  # one frame we could not handle never ends the session
                     await self._frame_failed(frame, exc)
             if recorder is not None and recorder.failure is not None:
