@@ -1,22 +1,21 @@
-"""Shared helpers for the recorded tier: the scripted agent as an installation, event collection."""
+"""Shared helpers for the recorded tier: the scripted agent as an installation, a runtime with only
+this package's plugin, and an open session read through the testkit's ``EventReader``."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
-
-import anyio
 
 import anyagent_acp.plugin
-from anyagent import AgentInstallation, Event, Events, RequestOpened, Runtime, Session, SessionOptions, TurnEnded
-
-K = TypeVar("K")
+from anyagent import AgentInstallation, Runtime, Session, SessionOptions
+from anyagent_testkit.events import EventReader
 
 AGENTS = Path(__file__).parent / "agents"
 SCRIPTED = AGENTS / "scripted_agent.py"
+WAIT = 15.0
+"""Seconds one wait for an event may take (the scripted agents answer in milliseconds)."""
 
 
 def scripted() -> AgentInstallation:
@@ -32,45 +31,10 @@ def runtime() -> Runtime:
 @asynccontextmanager
 async def opened(
     tmp_path: Path, options: SessionOptions | None = None, agent: AgentInstallation | None = None
-) -> AsyncIterator[tuple[Session, Events]]:
-    """A runtime with one open session on the scripted agent (closed on exit)."""
+) -> AsyncIterator[tuple[Session, EventReader]]:
+    """A runtime with one open session on ``agent`` (the scripted agent by default), closed on
+    exit; its events come through an ``EventReader`` bounded by ``WAIT``."""
     async with runtime() as rt:
         session, events = await rt.open(agent or scripted(), options or SessionOptions.in_dir(tmp_path))
         async with session:
-            yield session, events
-
-
-async def until(events: Events, stop: Callable[[Event], bool], timeout: float = 15.0) -> list[Event]:
-    """Events up to and including the first one ``stop`` accepts."""
-    seen: list[Event] = []
-    with anyio.fail_after(timeout):
-        async for event in events:
-            seen.append(event)
-            if stop(event):
-                return seen
-    raise AssertionError(f"the stream ended before the awaited event; saw {[type(e.kind).__name__ for e in seen]}")
-
-
-async def turn(events: Events, timeout: float = 15.0) -> list[Event]:
-    """Events up to and including the next ``TurnEnded``."""
-    return await until(events, lambda e: isinstance(e.kind, TurnEnded), timeout)
-
-
-async def next_request(events: Events, timeout: float = 15.0) -> Any:
-    """The next opened request (a ``PermissionRequest`` or ``QuestionRequest``)."""
-    seen = await until(events, lambda e: isinstance(e.kind, RequestOpened), timeout)
-    last = seen[-1].kind
-    assert isinstance(last, RequestOpened)
-    return last.request
-
-
-def kinds(seen: list[Event], kind: type[K]) -> list[K]:
-    """The kinds of ``seen`` that are instances of ``kind``."""
-    return [e.kind for e in seen if isinstance(e.kind, kind)]
-
-
-def text(seen: list[Event]) -> str:
-    """All assistant text in ``seen``."""
-    from anyagent import TextDelta
-
-    return "".join(k.text for k in kinds(seen, TextDelta))
+            yield session, EventReader(events, timeout=WAIT)

@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 import shlex
 import stat
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from acpsupport import runtime, scripted
+from acpsupport import AGENTS, runtime, scripted
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -245,11 +246,32 @@ class ScriptedSubject:
             Scenario.PERMISSION: f"WRITE {workdir / 'permitted.txt'}",  # the tool is first seen in the request
             Scenario.CANCEL: "SLOW",  # 40 chunks 0.05 s apart; honours session/cancel
         }
-        follow_up = "hello again" if scenario is Scenario.CANCEL else None
+        follow_up = "hello again" if scenario in (Scenario.CANCEL, Scenario.PERMISSION) else None
         return Launch(runtime(), scripted(), SessionOptions.in_dir(workdir), prompts.get(scenario, "hello"), follow_up)
 
 
 test_scripted_conformance = pytest_suite(ScriptedSubject)
+
+
+class KiroSubject:
+    """The raw vendor fake under the kiro profile (``agents/vendor_agent.py kiro``): its ``effort`` is
+    a between-turns setting switched by a hidden ``/effort`` prompt, which the suite changes mid-turn.
+    It stages text and a permission (``HOLD``); tools and long streams are the scripted agent's, and
+    so is the handshake: kiro announces its commands right after ``session/new``, so a close at once
+    may see their ``SessionUpdated`` after it (the engine emits info changes while closing)."""
+
+    name = "anyagent-acp (kiro vendor fake)"
+
+    def launch(self, scenario: Scenario, workdir: Path) -> Launch | None:
+        if scenario in (Scenario.TOOL, Scenario.CANCEL, Scenario.HANDSHAKE):
+            return None
+        fake = [str(AGENTS / "vendor_agent.py"), "kiro"]
+        agent = AgentInstallation(id="kiro", name="kiro", executable_path=sys.executable, wire="acp", args=fake)
+        prompt = "HOLD" if scenario is Scenario.PERMISSION else "hello"
+        return Launch(runtime(), agent, SessionOptions.in_dir(workdir), prompt, "hello again")
+
+
+test_kiro_conformance = pytest_suite(KiroSubject)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from acpsupport import runtime, text, turn, until
+from acpsupport import runtime
 
 from anyagent import (
     AgentInstallation,
@@ -30,6 +30,7 @@ from anyagent import (
     TextDelta,
     TurnEnded,
 )
+from anyagent_testkit.events import EventReader, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.live]
 
@@ -77,10 +78,9 @@ def _stop(seen: list[Any]) -> Any:
     return next(e.kind.stop for e in reversed(seen) if isinstance(e.kind, TurnEnded))
 
 
-async def _permission(events: Any) -> Any:
-    seen = await until(events, lambda e: isinstance(e.kind, (RequestOpened, TurnEnded)), TURN)
-    last = seen[-1].kind
-    assert isinstance(last, RequestOpened), [type(e.kind).__name__ for e in seen]
+async def _permission(reader: EventReader) -> Any:
+    last = (await reader.until(RequestOpened, TurnEnded)).kind
+    assert isinstance(last, RequestOpened), [type(e.kind).__name__ for e in reader.seen[-12:]]
     return last.request
 
 
@@ -99,65 +99,62 @@ async def scenario(
     checks of files the agent wrote, since the recording's paths belong to another machine."""
     async with runtime() as rt:
         session, events = await rt.open(agent, _options(cli_id, workspace, "A"))
+        reader = EventReader(events, timeout=TURN)
         async with session:
             # text
             await session.prompt("Say hello.")
-            seen = await turn(events, TURN)
-            assert _stop(seen) == Completed() and text(seen)
+            seen = await reader.turn()
+            assert _stop(seen) == Completed() and text_of(seen)
 
             # permission allow: a new file (written through fs/write_text_file where the agent uses it)
             target = workspace / "allowed.txt"
             await session.prompt(f"WRITE {target} allowed-by-anyagent")
-            request = await _permission(events)
+            request = await _permission(reader)
             await session.answer(request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
-            seen = await turn(events, TURN)
+            seen = await reader.turn()
             assert isinstance(_stop(seen), Completed), _stop(seen)
             assert not real or (target.exists() and "allowed-by-anyagent" in target.read_text())
 
             # permission reject: the command never runs
             marker = workspace / "rejected_marker.txt"
             await session.prompt(f"RUN touch {marker}")
-            request = await _permission(events)
+            request = await _permission(reader)
             deny = PermissionChoice.DENY_ONCE if PermissionChoice.DENY_ONCE in request.options else request.options[-1]
             await session.answer(request.id, Answer.permission(deny))
-            seen = await turn(events, TURN)
+            seen = await reader.turn()
             assert isinstance(_stop(seen), (Completed, Cancelled)) and not marker.exists()
 
             # cancel mid-stream
             await session.prompt("SLOW 40")
-            await until(events, lambda e: isinstance(e.kind, TextDelta) and "slow" in e.kind.text, TURN)
+            await reader.match(lambda e: isinstance(e.kind, TextDelta) and "slow" in e.kind.text)
             await session.cancel()
-            assert _stop(await turn(events, TURN)) == Cancelled()
+            assert _stop(await reader.turn()) == Cancelled()
 
             # cancel with a permission pending
             await session.prompt(f"RUN touch {workspace / 'pending_marker.txt'}")
-            await _permission(events)
+            await _permission(reader)
             await session.cancel()
-            assert _stop(await turn(events, TURN)) == Cancelled()
+            assert _stop(await reader.turn()) == Cancelled()
 
             # the next turn after a cancel
             await session.prompt("Say hello again.")
-            seen = await turn(events, TURN)
-            assert _stop(seen) == Completed() and text(seen)
+            seen = await reader.turn()
+            assert _stop(seen) == Completed() and text_of(seen)
 
             # set mode
             mode = OTHER_MODE[cli_id]
             if session.info().details.option("mode") is not None:
                 await session.configure("mode", mode)
-                await until(
-                    events,
-                    lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == mode,
-                    TURN,
+                await reader.match(
+                    lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == mode
                 )
             # set model (to the one in use: the fake model serves every id, but the agents list more)
             model = session.info().details.option("model")
             if model is not None and model.current is not None:
                 chosen = model.current
                 await session.configure("model", chosen)
-                await until(
-                    events,
-                    lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("model") == chosen,
-                    TURN,
+                await reader.match(
+                    lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("model") == chosen
                 )
             token = session.info().resume_token
         assert token
@@ -167,7 +164,8 @@ async def scenario(
         if real:
             await anyio.sleep(1)
         session, events = await rt.open(second, _options(cli_id, workspace, "B").resume(token))
+        reader = EventReader(events, timeout=TURN)
         async with session:
             await session.prompt("Say hello once more.")
-            seen = await turn(events, TURN)
-            assert _stop(seen) == Completed() and text(seen)
+            seen = await reader.turn()
+            assert _stop(seen) == Completed() and text_of(seen)

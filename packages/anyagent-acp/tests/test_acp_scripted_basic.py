@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from acpsupport import kinds, opened, text, turn
+from acpsupport import opened
 
 from anyagent import (
     Capability,
@@ -21,12 +21,13 @@ from anyagent import (
     ToolUpdated,
     TurnEnded,
 )
+from anyagent_testkit.events import kinds, text_of
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_text_turn_ends_completed_by_the_protocol(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         info = session.info()
         assert info.details.version == "9.9.9"
         assert info.resume_token and info.resume_token.startswith("s-")
@@ -36,8 +37,8 @@ async def test_text_turn_ends_completed_by_the_protocol(tmp_path: Path) -> None:
         assert not caps.supports(Capability.COMPACT) and not caps.supports(Capability.FORK)
         assert caps.mcp_transports == frozenset({"stdio", "http"})
         await session.prompt("hi there")
-        seen = await turn(events)
-    assert text(seen) == "Hello world"
+        seen = await reader.turn()
+    assert text_of(seen) == "Hello world"
     deltas = kinds(seen, TextDelta)
     assert len({d.message_id for d in deltas}) == 1
     end = kinds(seen, TurnEnded)[-1]
@@ -45,35 +46,35 @@ async def test_text_turn_ends_completed_by_the_protocol(tmp_path: Path) -> None:
 
 
 async def test_thought_then_text_are_two_messages(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("THINK")
-        seen = await turn(events)
+        seen = await reader.turn()
     thought = kinds(seen, ReasoningDelta)
     answer = kinds(seen, TextDelta)
     assert [t.text for t in thought] == ["pondering"]
-    assert text(seen) == "thought done"
+    assert text_of(seen) == "thought done"
     assert thought[0].message_id != answer[0].message_id
     ended = [k.message_id for k in kinds(seen, MessageEnded)]
     assert thought[0].message_id in ended
 
 
 async def test_tool_call_and_updates_merge_into_whole_snapshots(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("TOOL")
-        seen = await turn(events)
+        seen = await reader.turn()
     tools = [k.tool for k in kinds(seen, ToolUpdated)]
     assert [t.status for t in tools] == [ToolStatus.PENDING, ToolStatus.RUNNING, ToolStatus.COMPLETED]
     last = tools[-1]
     assert last.id == "t1" and last.kind is ToolKind.EXECUTE and last.title == "Run ls"
     assert last.input.command == "ls -la"  # kept from the update before
     assert last.output == "a.txt\nb.txt"
-    assert text(seen) == "listed"
+    assert text_of(seen) == "listed"
 
 
 async def test_a_duplicated_tool_call_is_an_upsert(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("DUPTOOL")
-        seen = await turn(events)
+        seen = await reader.turn()
     tools = [k.tool for k in kinds(seen, ToolUpdated)]
     assert {t.id for t in tools} == {"d1"}
     assert tools[-1].status is ToolStatus.COMPLETED
@@ -88,17 +89,17 @@ async def test_a_duplicated_tool_call_is_an_upsert(tmp_path: Path) -> None:
     ],
 )
 async def test_stop_reasons(tmp_path: Path, word: str, expected: object) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt(word)
-        seen = await turn(events)
+        seen = await reader.turn()
     assert kinds(seen, TurnEnded)[-1].stop == expected
 
 
 async def test_an_error_response_fails_the_turn_and_the_session_goes_on(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("FAIL")
-        seen = await turn(events)
+        seen = await reader.turn()
         stop = kinds(seen, TurnEnded)[-1].stop
         assert isinstance(stop, Failed) and "Internal error" in stop.message
         await session.prompt("again")
-        assert text(await turn(events)) == "Hello world"
+        assert text_of(await reader.turn()) == "Hello world"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from acpsupport import kinds, next_request, opened, text, turn, until
+from acpsupport import opened
 
 from anyagent import (
     Answer,
@@ -24,22 +24,17 @@ from anyagent import (
     ToolUpdated,
     TurnEnded,
 )
+from anyagent_testkit.events import kinds, text_of
 
 pytestmark = pytest.mark.anyio
 
 
-def _opened_request(event: object) -> bool:
-    return isinstance(getattr(event, "kind", None), RequestOpened)
-
-
 async def test_permission_allow_writes_through_fs(tmp_path: Path) -> None:
     target = tmp_path / "out.txt"
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt(f"WRITE {target}")
-        seen = await until(events, _opened_request)
-        opened_kind = seen[-1].kind
-        assert isinstance(opened_kind, RequestOpened)
-        request = opened_kind.request
+        request = (await reader.kind(RequestOpened)).request
+        seen = reader.seen
         assert isinstance(request, PermissionRequest)
         # the tool first appears inside the permission request, and is surfaced before it
         tool_events = kinds(seen, ToolUpdated)
@@ -52,63 +47,63 @@ async def test_permission_allow_writes_through_fs(tmp_path: Path) -> None:
             PermissionChoice.DENY_ONCE,
         )
         await session.answer(request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
-        rest = await turn(events)
+        rest = await reader.turn()
     assert target.read_text() == "written by scripted\n"
-    assert text(rest) == "allowed"
+    assert text_of(rest) == "allowed"
     assert kinds(rest, RequestClosed)[0].request_id == request.id
     assert kinds(rest, ToolUpdated)[-1].tool.status is ToolStatus.COMPLETED
     assert kinds(rest, TurnEnded)[-1].stop == Completed()
 
 
-async def test_permission_reject_writes_nothing_and_the_pending_tool_is_cancelled(tmp_path: Path) -> None:
+async def test_permission_reject_writes_nothing_and_the_unfinished_tool_ends_failed(tmp_path: Path) -> None:
     target = tmp_path / "no.txt"
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt(f"WRITE {target}")
-        request = await next_request(events)
+        request = (await reader.kind(RequestOpened)).request
         await session.answer(request.id, Answer.permission(PermissionChoice.DENY_ONCE))
-        rest = await turn(events)
+        rest = await reader.turn()
     assert not target.exists()
-    assert text(rest) == "rejected"
-    # the agent never finished the tool it asked about: the turn end closes it
-    assert kinds(rest, ToolUpdated)[-1].tool.status is ToolStatus.CANCELLED
+    assert text_of(rest) == "rejected"
+    # the agent never finished the tool it asked about: the engine ends it with the turn
+    assert kinds(rest, ToolUpdated)[-1].tool.status is ToolStatus.FAILED
     assert kinds(rest, TurnEnded)[-1].background == ()
 
 
 async def test_auto_approve_answers_with_the_agents_allow_option(tmp_path: Path) -> None:
     target = tmp_path / "auto.txt"
     options = SessionOptions.in_dir(tmp_path).permission_mode(PermissionMode.AUTO_APPROVE)
-    async with opened(tmp_path, options) as (session, events):
+    async with opened(tmp_path, options) as (session, reader):
         await session.prompt(f"WRITE {target}")
-        seen = await turn(events)
+        seen = await reader.turn()
     assert not kinds(seen, RequestOpened)
-    assert target.exists() and text(seen) == "allowed"
+    assert target.exists() and text_of(seen) == "allowed"
 
 
 async def test_cancel_mid_stream_then_next_turn(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("SLOW")
-        await until(events, lambda e: isinstance(e.kind, TextDelta))
+        await reader.until(TextDelta)
         await session.cancel()
-        seen = await turn(events)
+        seen = await reader.turn()
         assert kinds(seen, TurnEnded)[-1].stop == Cancelled()
-        assert "slow39" not in text(seen)
+        assert "slow39" not in text_of(seen)
         await session.prompt("after")
-        assert text(await turn(events)) == "Hello world"
+        assert text_of(await reader.turn()) == "Hello world"
 
 
 async def test_cancel_with_a_permission_pending_answers_it_cancelled(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("HOLD")
-        request = await next_request(events)
+        request = (await reader.kind(RequestOpened)).request
         await session.cancel()
-        seen = await turn(events)
+        seen = await reader.turn()
         assert kinds(seen, RequestClosed)[0].request_id == request.id
         assert kinds(seen, TurnEnded)[-1].stop == Cancelled()
-        assert "chose" not in text(seen)
+        assert "chose" not in text_of(seen)
         await session.prompt("HOLD")
-        request = await next_request(events)
+        request = (await reader.kind(RequestOpened)).request
         await session.answer(request.id, Answer.permission(PermissionChoice.ALLOW_ALWAYS))
-        assert text(await turn(events)) == "chose always"
+        assert text_of(await reader.turn()) == "chose always"
 
 
 async def test_fs_read_inside_and_outside_and_missing(tmp_path: Path) -> None:
@@ -116,34 +111,34 @@ async def test_fs_read_inside_and_outside_and_missing(tmp_path: Path) -> None:
     outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
     outside.write_text("secret")
     try:
-        async with opened(tmp_path) as (session, events):
+        async with opened(tmp_path) as (session, reader):
             await session.prompt(f"READ {tmp_path / 'in.txt'}")
-            assert text(await turn(events)) == "content='inside'"
+            assert text_of(await reader.turn()) == "content='inside'"
             await session.prompt(f"READ {tmp_path / 'missing.txt'}")
-            assert text(await turn(events)) == "error=-32002"
+            assert text_of(await reader.turn()) == "error=-32002"
             await session.prompt(f"READ {outside}")
-            assert text(await turn(events)) == "error=-32602"
+            assert text_of(await reader.turn()) == "error=-32602"
     finally:
         outside.unlink()
 
 
 async def test_terminal_runs_a_real_process_and_its_output_fills_the_tool(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("TERM")
-        seen = await turn(events)
-    assert text(seen) == "exit=0 out=term-out"
+        seen = await reader.turn()
+    assert text_of(seen) == "exit=0 out=term-out"
     tools = [k.tool for k in kinds(seen, ToolUpdated)]
     assert tools[-1].id == "x1" and tools[-1].output == "term-out"
 
 
 async def test_agent_turn_after_a_prompt_is_inferred_by_the_quiet_window(tmp_path: Path) -> None:
     options = SessionOptions.in_dir(tmp_path).quiet_window(0.5)
-    async with opened(tmp_path, options) as (session, events):
+    async with opened(tmp_path, options) as (session, reader):
         await session.prompt("AGENTTURN")
-        first = await turn(events)
-        assert text(first) == "first"
+        first = await reader.turn()
+        assert text_of(first) == "first"
         with anyio.fail_after(10):
-            second = await turn(events)
-    assert text(second) == "by myself"
+            second = await reader.turn()
+    assert text_of(second) == "by myself"
     stop = kinds(second, TurnEnded)[-1].stop
     assert stop == Completed(source=stop.source) and stop.source.value == "inferred"

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from acpsupport import SCRIPTED, kinds, opened, runtime, scripted, text, turn, until
+from acpsupport import SCRIPTED, opened, runtime, scripted
 
 import anyagent_acp.plugin
 from anyagent import (
@@ -16,6 +16,7 @@ from anyagent import (
     Capability,
     ContextUsage,
     Diagnostic,
+    DiagnosticCode,
     EnvVarLogin,
     Input,
     InvalidConfiguration,
@@ -32,14 +33,15 @@ from anyagent import (
     UserMessage,
     hookimpl,
 )
+from anyagent_testkit.events import kinds, text_of
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_plan_update(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("PLAN")
-        seen = await turn(events)
+        seen = await reader.turn()
     plan = kinds(seen, PlanUpdated)[-1]
     assert [(e.content, e.status) for e in plan.entries] == [
         ("inspect", PlanEntryStatus.COMPLETED),
@@ -48,10 +50,10 @@ async def test_plan_update(tmp_path: Path) -> None:
 
 
 async def test_usage_adds_context_usage_on_first_sight(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         assert not session.info().details.capabilities.supports(Capability.CONTEXT_USAGE)
         await session.prompt("USAGE")
-        seen = await turn(events)
+        seen = await reader.turn()
         assert session.info().details.capabilities.supports(Capability.CONTEXT_USAGE)
     updated = kinds(seen, SessionUpdated)
     assert updated and updated[0].info.details.capabilities.supports(Capability.CONTEXT_USAGE)
@@ -59,27 +61,27 @@ async def test_usage_adds_context_usage_on_first_sight(tmp_path: Path) -> None:
 
 
 async def test_commands_and_title_update_the_session_info(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("COMMANDS")
-        await turn(events)
+        await reader.turn()
         assert [c.name for c in session.info().details.commands] == ["review"]
         await session.prompt("TITLE")
-        await turn(events)
+        await reader.turn()
         assert session.info().title == "A titled session"
 
 
 async def test_modes_and_config_options_switch_live(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         details = session.info().details
         assert details.option("mode") is not None and details.option("mode").current == "ask"
         assert session.info().configuration["effort"] == "low"
         await session.configure("mode", "plan")
-        await until(
-            events, lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == "plan"
+        await reader.match(
+            lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == "plan"
         )
         await session.configure("effort", "high")
-        await until(
-            events, lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("effort") == "high"
+        await reader.match(
+            lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("effort") == "high"
         )
         with pytest.raises(InvalidConfiguration):
             await session.configure("effort", "extreme")
@@ -87,7 +89,7 @@ async def test_modes_and_config_options_switch_live(tmp_path: Path) -> None:
 
 async def test_creation_time_configuration_is_applied_before_the_first_turn(tmp_path: Path) -> None:
     options = SessionOptions.in_dir(tmp_path).configure("effort", "high").configure("mode", "code")
-    async with opened(tmp_path, options) as (session, _events):
+    async with opened(tmp_path, options) as (session, _reader):
         assert session.info().configuration["effort"] == "high"
         assert session.info().configuration["mode"] == "code"
 
@@ -100,32 +102,31 @@ async def test_creation_time_configuration_of_an_unknown_option_fails_open(tmp_p
 
 
 async def test_unknown_request_is_answered_method_not_found_and_the_turn_goes_on(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("UNKNOWNREQ")
-        seen = await turn(events)
-    assert text(seen) == "error=-32601"
+        seen = await reader.turn()
+    assert text_of(seen) == "error=-32601"
 
 
 async def test_unknown_update_becomes_a_diagnostic_with_the_raw_frame(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("UNKNOWNUPDATE")
-        seen = await turn(events)
-    diagnostics = [e for e in seen if isinstance(e.kind, Diagnostic) and e.kind.diagnostic.code == "acp_unknown_update"]
-    assert diagnostics
-    raw = diagnostics[0].extensions["acp/raw"]
-    assert raw["update"] == {"sessionUpdate": "mystery_update", "payload": 42}
-    assert text(seen) == "after mystery"
+        seen = await reader.turn()
+    unknown = [e for e in seen if isinstance(e.kind, Diagnostic) and e.kind.diagnostic.code == "unknown_frame"]
+    assert len(unknown) == 1 and not unknown[0].extensions  # the frame rides in `raw` only
+    raw = unknown[0].kind.diagnostic.raw
+    assert raw["method"] == "session/update"
+    assert raw["params"]["update"] == {"sessionUpdate": "mystery_update", "payload": 42}
+    assert text_of(seen) == "after mystery"
 
 
 async def test_unknown_notification_becomes_a_diagnostic(tmp_path: Path) -> None:
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("UNKNOWNNOTE")
-        seen = await turn(events)
-    unknown = [
-        e for e in seen if isinstance(e.kind, Diagnostic) and e.kind.diagnostic.code == "acp_unknown_notification"
-    ]
-    assert unknown and unknown[0].extensions["acp/raw"] == {"method": "vendor/ping", "params": {"n": 1}}
-    assert text(seen) == "after ping"
+        seen = await reader.turn()
+    unknown = [k.diagnostic for k in kinds(seen, Diagnostic) if k.diagnostic.code == DiagnosticCode.UNKNOWN_FRAME]
+    assert len(unknown) == 1 and unknown[0].raw == {"method": "vendor/ping", "params": {"n": 1}}
+    assert text_of(seen) == "after ping"
 
 
 async def test_a_version_we_do_not_speak_fails_open_naming_both(
@@ -193,7 +194,7 @@ async def test_mcp_servers_ride_session_new(tmp_path: Path, monkeypatch: pytest.
         .mcp_server(McpServer.stdio("tools", "mcp-tools", ["--fast"], {"K": "V"}))
         .mcp_server(McpServer.http("web", "http://127.0.0.1:9/mcp").with_header("X-A", "b"))
     )
-    async with opened(tmp_path, options) as (session, _events):
+    async with opened(tmp_path, options) as (session, _reader):
         token = session.info().resume_token
     saved = json.loads((store / f"{token}.json").read_text())["mcp"]
     assert saved[0] == {
@@ -211,16 +212,16 @@ async def test_load_in_a_second_process_does_not_re_emit_history(
     store = tmp_path / "store"
     store.mkdir()
     monkeypatch.setenv("SCRIPTED_STORE", str(store))
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt("remember me")
-        assert text(await turn(events)) == "Hello world"
+        assert text_of(await reader.turn()) == "Hello world"
         token = session.info().resume_token
     assert token is not None
-    async with opened(tmp_path, SessionOptions.in_dir(tmp_path).resume(token)) as (session, events):
+    async with opened(tmp_path, SessionOptions.in_dir(tmp_path).resume(token)) as (session, reader):
         assert session.info().resume_token == token
         await session.prompt("and now")
-        seen = await turn(events)
-    assert text(seen) == "Hello world"  # the replayed "Hello world" of turn 1 is not here twice
+        seen = await reader.turn()
+    assert text_of(seen) == "Hello world"  # the replayed "Hello world" of turn 1 is not here twice
     assert not kinds(seen, UserMessage)
     assert sum(1 for e in seen if isinstance(e.kind, TextDelta)) == 2
 
@@ -236,7 +237,7 @@ async def test_fork_and_compact_are_refused(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedFeature):
         async with opened(tmp_path, SessionOptions.in_dir(tmp_path).fork_from("s-x")):
             pass
-    async with opened(tmp_path) as (session, _events):
+    async with opened(tmp_path) as (session, _reader):
         with pytest.raises(UnsupportedFeature):
             await session.compact()
 
@@ -247,10 +248,10 @@ async def test_attachments_inline_images_and_pass_other_files_as_paths(tmp_path:
     notes = tmp_path / "notes.txt"
     notes.write_text("remember")
     prompt = Input.text("BLOCKS look").attach(image).attach(notes)
-    async with opened(tmp_path) as (session, events):
+    async with opened(tmp_path) as (session, reader):
         await session.prompt(prompt)
-        seen = await turn(events)
-    assert text(seen) == f"blocks=image,text text=BLOCKS look\n\nAttached file: {notes}"
+        seen = await reader.turn()
+    assert text_of(seen) == f"blocks=image,text text=BLOCKS look\n\nAttached file: {notes}"
 
 
 async def test_probe_reports_details(tmp_path: Path) -> None:

@@ -7,12 +7,13 @@ import stat
 import sys
 from pathlib import Path
 
-import anyio
 import pytest
-from acpsupport import AGENTS, kinds, next_request, opened, text, turn, until
+from acpsupport import AGENTS, opened
 
+import anyagent_acp.plugin
 from anyagent import (
     AgentInstallation,
+    AgentProfile,
     Answer,
     Authenticated,
     AuthRequired,
@@ -21,13 +22,15 @@ from anyagent import (
     Completed,
     ContextUsage,
     Diagnostic,
-    PermissionChoice,
+    Failed,
+    PermissionMode,
     PlanUpdated,
     ProcessExited,
     QuestionAnswer,
     QuestionRequest,
     RequestClosed,
     RequestOpened,
+    Runtime,
     SessionOptions,
     SessionUpdated,
     Steered,
@@ -36,7 +39,9 @@ from anyagent import (
     ToolKind,
     ToolUpdated,
     TurnEnded,
+    hookimpl,
 )
+from anyagent_testkit.events import EventReader, kinds, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -48,28 +53,24 @@ def _agent(tmp_path: Path, profile_id: str, flavor: str) -> AgentInstallation:
     return AgentInstallation(id=profile_id, name=profile_id, executable_path=shim, wire="acp", args=[flavor])
 
 
-def _opened_request(event: object) -> bool:
-    return isinstance(getattr(event, "kind", None), RequestOpened)
-
-
 async def test_cursor_preflight_questions_todos_task_and_estimated_usage(tmp_path: Path) -> None:
     agent = _agent(tmp_path, "cursor", "cursor")
-    async with opened(tmp_path, agent=agent) as (session, events):
+    async with opened(tmp_path, agent=agent) as (session, reader):
         assert session.info().details.auth == Authenticated()
         assert not session.info().details.capabilities.supports(Capability.QUESTIONS)
         await session.prompt("ASK")
-        request = await next_request(events)
+        request = (await reader.kind(RequestOpened)).request
         assert isinstance(request, QuestionRequest)
         assert session.info().details.capabilities.supports(Capability.QUESTIONS)
         question = request.questions[0]
         assert question.text == "Which database?" and [c.id for c in question.choices] == ["pg", "lite"]
         await session.answer(request.id, Answer.question([QuestionAnswer.choices(["lite"])]))
-        seen = await turn(events)
-        assert text(seen) == "answered [['lite']]"
+        seen = await reader.turn()
+        assert text_of(seen) == "answered [['lite']]"
         usage = [e for e in seen if isinstance(e.kind, ContextUsage)]
         assert usage and usage[-1].extensions["anyagent/estimated"] is True
         await session.prompt("TODOS")
-        seen = await turn(events)
+        seen = await reader.turn()
     plan = kinds(seen, PlanUpdated)[-1]
     assert [e.content for e in plan.entries] == ["write", "test"]
     task = kinds(seen, ToolUpdated)[-1].tool
@@ -88,64 +89,65 @@ async def test_cursor_logged_out_fails_open_with_its_login_command(
 
 
 async def test_grok_models_effort_question_and_vendor_turn_end(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "grok", "grok")) as (session, events):
+    async with opened(tmp_path, agent=_agent(tmp_path, "grok", "grok")) as (session, reader):
         details = session.info().details
         assert details.option("model").current == "grok-4"
         assert details.option("effort").current == "low"
         await session.configure("effort", "high")
-        await until(
-            events, lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("effort") == "high"
+        await reader.match(
+            lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("effort") == "high"
         )
         await session.prompt("GROKEND")
-        first = await turn(events)
-        assert text(first) == "done early" and kinds(first, TurnEnded)[-1].stop == Completed()
+        first = await reader.turn()
+        assert text_of(first) == "done early" and kinds(first, TurnEnded)[-1].stop == Completed()
         await session.prompt("GROKASK")  # the late answer to GROKEND arrives first and ends nothing
-        request = await next_request(events)
+        request = (await reader.kind(RequestOpened)).request
         assert [c.label for c in request.questions[0].choices] == ["Red", "Blue"]
         await session.answer(request.id, Answer.question([QuestionAnswer.choices(["Blue"])]))
-        seen = await turn(events)
-    assert text(seen) == '{"outcome": "accepted", "answers": {"Colour?": ["Blue"]}}'
+        seen = await reader.turn()
+    assert text_of(seen) == '{"outcome": "accepted", "answers": {"Colour?": ["Blue"]}}'
     assert len(kinds(seen, TurnEnded)) == 1
 
 
 async def test_qwen_vendor_mode_notification(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "qwen", "qwen")) as (session, events):
+    async with opened(tmp_path, agent=_agent(tmp_path, "qwen", "qwen")) as (session, reader):
         await session.configure("mode", "plan")
-        await until(
-            events, lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == "plan"
+        await reader.match(
+            lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == "plan"
         )
 
 
 async def test_gemini_mode_text_and_missing_file_read_as_empty(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "gemini", "gemini")) as (session, events):
+    async with opened(tmp_path, agent=_agent(tmp_path, "gemini", "gemini")) as (session, reader):
         await session.configure("mode", "autoEdit")
-        seen = await until(
-            events, lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == "autoEdit"
+        await reader.match(
+            lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == "autoEdit"
         )
-        assert not kinds(seen, TextDelta)
+        assert not kinds(reader.seen, TextDelta)
         await session.prompt(f"READMISSING {tmp_path / 'new.txt'}")
-        assert text(await turn(events)) == '{"content": ""}'
+        assert text_of(await reader.turn()) == '{"content": ""}'
 
 
 async def test_kiro_effort_switches_by_a_hidden_prompt(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "kiro", "kiro")) as (session, events):
-        await until(events, lambda e: isinstance(e.kind, SessionUpdated) and bool(e.kind.info.details.commands))
+    async with opened(tmp_path, agent=_agent(tmp_path, "kiro", "kiro")) as (session, reader):
+        if not session.info().details.commands:  # announced after the handshake read its last frame
+            await reader.match(lambda e: isinstance(e.kind, SessionUpdated) and bool(e.kind.info.details.commands))
         info = session.info()
         assert [c.name for c in info.details.commands] == ["effort"]
         assert info.details.commands[0].input_hint == "<level>"
         effort = info.details.option("effort")
         assert effort is not None and [c.value for c in effort.kind.choices][-1] == "max"
         await session.configure("effort", "high")
-        seen = await until(
-            events, lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("effort") == "high"
+        await reader.match(
+            lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("effort") == "high"
         )
-        assert not kinds(seen, TextDelta) and not kinds(seen, TurnEnded)
+        assert not kinds(reader.seen, TextDelta) and not kinds(reader.seen, TurnEnded)
         await session.configure("model", "auto")  # a model without effort drops the option
-        await until(
-            events, lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.details.option("effort") is None
+        await reader.match(
+            lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.details.option("effort") is None
         )
         await session.prompt("hello")
-        assert text(await turn(events)) == "ok"
+        assert text_of(await reader.turn()) == "ok"
 
 
 async def test_hermes_cancel_answers_the_permission_before_session_cancel(
@@ -153,11 +155,11 @@ async def test_hermes_cancel_answers_the_permission_before_session_cancel(
 ) -> None:
     log = tmp_path / "order.log"
     monkeypatch.setenv("VENDOR_LOG", str(log))
-    async with opened(tmp_path, agent=_agent(tmp_path, "hermes", "hermes")) as (session, events):
+    async with opened(tmp_path, agent=_agent(tmp_path, "hermes", "hermes")) as (session, reader):
         await session.prompt("HOLD")
-        await until(events, _opened_request)
+        await reader.kind(RequestOpened)
         await session.cancel()
-        assert kinds(await turn(events), TurnEnded)[-1].stop == Cancelled()
+        assert kinds(await reader.turn(), TurnEnded)[-1].stop == Cancelled()
     lines = log.read_text().splitlines()
     assert lines.index("answer session/request_permission") < lines.index("session/cancel")
 
@@ -168,68 +170,65 @@ async def test_plain_cancel_sends_session_cancel_before_answering(
     log = tmp_path / "order.log"
     monkeypatch.setenv("VENDOR_LOG", str(log))
     agent = AgentInstallation.acp("plain", _agent(tmp_path, "x", "plain").executable_path, ["plain"])
-    async with opened(tmp_path, agent=agent) as (session, events):
+    async with opened(tmp_path, agent=agent) as (session, reader):
         await session.prompt("HOLD")
-        await until(events, _opened_request)
+        await reader.kind(RequestOpened)
         await session.cancel()
-        await turn(events)
+        await reader.turn()
     lines = log.read_text().splitlines()
     assert lines.index("session/cancel") < lines.index("answer session/request_permission")
 
 
 async def test_agent_withdraws_its_own_request_with_a_string_id(tmp_path: Path) -> None:
     agent = AgentInstallation.acp("plain", _agent(tmp_path, "x", "plain").executable_path, ["plain"])
-    async with opened(tmp_path, agent=agent) as (session, events):
+    async with opened(tmp_path, agent=agent) as (session, reader):
         await session.prompt("WITHDRAW")
-        request = await next_request(events)
+        request = (await reader.kind(RequestOpened)).request
         await session.cancel()
-        seen = await turn(events)
+        seen = await reader.turn()
     assert kinds(seen, RequestClosed)[0].request_id == request.id
     assert kinds(seen, TurnEnded)[-1].stop == Cancelled()
 
 
 async def test_unknown_vendor_request_is_answered_and_the_turn_goes_on(tmp_path: Path) -> None:
     agent = AgentInstallation.acp("plain", _agent(tmp_path, "x", "plain").executable_path, ["plain"])
-    async with opened(tmp_path, agent=agent) as (session, events):
+    async with opened(tmp_path, agent=agent) as (session, reader):
         await session.prompt("DRAIN")
-        assert text(await turn(events)) == "drain -32601"
+        assert text_of(await reader.turn()) == "drain -32601"
 
 
 async def test_steer_where_advertised(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "x", "steer")) as (session, events):
+    async with opened(tmp_path, agent=_agent(tmp_path, "x", "steer")) as (session, reader):
         assert session.info().details.capabilities.supports(Capability.STEER)
         await session.prompt("STEER")
-        await until(events, lambda e: isinstance(e.kind, TextDelta))
+        await reader.until(TextDelta)
         delivery = await session.prompt("go left")
         assert isinstance(delivery.kind, Steered)
-        assert "steered by go left" in text(await turn(events))
+        assert "steered by go left" in text_of(await reader.turn())
 
 
 async def test_garbage_on_stdout_is_a_diagnostic(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "x", "plain")) as (session, events):
+    async with opened(tmp_path, agent=_agent(tmp_path, "x", "plain")) as (session, reader):
         await session.prompt("GARBAGE")
-        seen = await turn(events)
+        seen = await reader.turn()
     assert any(k.diagnostic.code == "bad_line" for k in kinds(seen, Diagnostic))
-    assert text(seen) == "after garbage"
+    assert text_of(seen) == "after garbage"
 
 
 async def test_agent_death_mid_turn_fails_the_turn_and_raises_process_exited(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "x", "plain")) as (session, events):
+    async with opened(tmp_path, agent=_agent(tmp_path, "x", "plain")) as (session, reader):
         await session.prompt("DIE")
-        seen = []
-        with pytest.raises(ProcessExited) as caught, anyio.fail_after(15):
-            async for event in events:
-                seen.append(event)
+        with pytest.raises(ProcessExited) as caught:
+            await reader.rest()
     assert "exit status: 3" in caught.value.status and "fatal" in caught.value.stderr
-    assert any(isinstance(e.kind, TurnEnded) and e.kind.stop.__class__.__name__ == "Failed" for e in seen)
+    assert any(isinstance(e.kind, TurnEnded) and isinstance(e.kind.stop, Failed) for e in reader.seen)
 
 
 async def test_auto_approve_picks_allow_for_a_vendor_permission(tmp_path: Path) -> None:
-    options = SessionOptions.in_dir(tmp_path).permission_mode(__import__("anyagent").PermissionMode.AUTO_APPROVE)
-    async with opened(tmp_path, options, agent=_agent(tmp_path, "x", "plain")) as (session, events):
+    options = SessionOptions.in_dir(tmp_path).permission_mode(PermissionMode.AUTO_APPROVE)
+    async with opened(tmp_path, options, agent=_agent(tmp_path, "x", "plain")) as (session, reader):
         await session.prompt("HOLD")
-        assert text(await turn(events)) == "held proceed_once"
-    assert PermissionChoice.ALLOW_ONCE
+        assert text_of(await reader.turn()) == "held proceed_once"
 
 
 async def test_a_silent_agent_times_out_the_handshake_and_is_reaped(
@@ -249,3 +248,25 @@ async def test_a_silent_agent_times_out_the_handshake_and_is_reaped(
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+class _EnvProfile:
+    @hookimpl
+    def anyagent_agents(self) -> list[AgentProfile]:
+        env = {"ANYAGENT_ACP_SET_BY_BOTH": "profile", "ANYAGENT_ACP_SET_BY_PROFILE": "profile"}
+        return [AgentProfile(id="envy", name="Envy", wire="acp", executables=(), quirks={"env": env})]
+
+
+async def test_profile_env_is_a_default_the_callers_environment_overrides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANYAGENT_ACP_SET_BY_BOTH", "caller")
+    monkeypatch.delenv("ANYAGENT_ACP_SET_BY_PROFILE", raising=False)
+    async with Runtime(plugins=[anyagent_acp.plugin, _EnvProfile()]) as rt:
+        session, events = await rt.open(_agent(tmp_path, "envy", "plain"), SessionOptions.in_dir(tmp_path))
+        reader = EventReader(events, timeout=15)
+        async with session:
+            await session.prompt("ENV ANYAGENT_ACP_SET_BY_BOTH")
+            assert text_of(await reader.turn()) == "caller"
+            await session.prompt("ENV ANYAGENT_ACP_SET_BY_PROFILE")
+            assert text_of(await reader.turn()) == "profile"

@@ -1,14 +1,15 @@
 """What one ACP session reports about itself, kept as mutable state and published as ``DriverInfo``.
 
 What flows in: the handshake results and later info-bearing updates (modes, config options,
-models, commands, title, capabilities seen first). What flows out: a fresh ``DriverInfo`` on
-every change, and for each config option the wire call that sets it.
+models, commands, title, capabilities seen first), from ``session/update`` (``apply_update``) or a
+vendor notification (``apply_vendor``). What flows out: a fresh ``DriverInfo`` on every change,
+and for each config option the wire call that sets it.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -25,12 +26,18 @@ from anyagent import (
     SelectKind,
     SlashCommand,
 )
+from anyagent import jsonread as j
 from anyagent.seam import DriverInfo
 
 from . import translate
 from .quirks import EffortPrompt
 
-__all__ = ["InfoState", "Setter"]
+__all__ = ["INFO_UPDATES", "InfoState", "Setter"]
+
+INFO_UPDATES = frozenset(
+    {"available_commands_update", "current_mode_update", "config_option_update", "session_info_update"}
+)
+"""``session/update`` kinds that carry session info, never content (``InfoState.apply_update``)."""
 
 
 class Setter(enum.Enum):
@@ -151,7 +158,9 @@ class InfoState:
         kept = self.option("effort")
         current = kept.current if kept is not None and kept.current in prompt.levels else None
         choices = SelectKind(tuple(ConfigChoice(level, level) for level in prompt.levels))
-        self._put(ConfigOption("effort", "Effort", choices, current, True, "thought_level"), Setter.EFFORT_PROMPT)
+        # a hidden prompt: the engine sends it only while no turn runs, and holds prompts until it is answered
+        option = ConfigOption("effort", "Effort", choices, current, True, "thought_level", between_turns=True)
+        self._put(option, Setter.EFFORT_PROMPT)
 
     def select(self, option_id: str, value: ConfigValue) -> bool:
         """Mark ``value`` selected for ``option_id``; True when something changed."""
@@ -168,3 +177,53 @@ class InfoState:
     def set_commands(self, commands: Iterable[SlashCommand]) -> None:
         """Adopt a new slash-command list."""
         self.commands = tuple(commands)
+
+    # -- what the agent announces
+
+    def apply_update(self, kind: str, update: Mapping[str, Any]) -> bool:
+        """A ``session/update`` of a kind in ``INFO_UPDATES``; True when the info is to be published."""
+        if kind == "available_commands_update":
+            self.set_commands(translate.commands(update.get("availableCommands")))
+            return True
+        if kind == "current_mode_update":
+            mode = j.text(update.get("currentModeId"))
+            return mode is not None and self.select("mode", mode)
+        if kind == "config_option_update":
+            self.adopt_config_options(update.get("configOptions"))
+            return True
+        if kind == "session_info_update" and "title" in update:
+            self.title = j.text(update.get("title"))
+            return True
+        return False
+
+    def apply_vendor(self, hook: str, params: Mapping[str, Any]) -> bool | None:
+        """A vendor notification bound to one of ``quirks.INFO_HOOKS``: True when the info is to be
+        published, None when ``params`` is not what the hook reads (or ``hook`` is no info hook)."""
+        if hook == "mode_update":  # qwen: {currentModeId}
+            mode = j.text(params.get("currentModeId")) or j.text(params.get("modeId"))
+            return mode is not None and self.select("mode", mode)
+        if hook == "model_update":  # qwen: {currentModelId}
+            model = j.text(params.get("currentModelId")) or j.text(params.get("modelId"))
+            return model is not None and self.select("model", model)
+        if hook == "models_update":  # grok: a first-class `models` state again
+            self.adopt_models(params.get("models") if "models" in params else params)
+            return True
+        if hook == "model_changed":  # grok: {update: {sessionUpdate: model_changed, model_id, reasoning_effort}}
+            update = j.obj(params.get("update"))
+            if update.get("sessionUpdate") != "model_changed":
+                return None
+            changed = False
+            for option_id, key in (("model", "model_id"), ("effort", "reasoning_effort")):
+                value = j.text(update.get(key))
+                if value is not None:
+                    changed = self.select(option_id, value) or changed
+            return changed
+        if hook == "commands":  # kiro: {commands: [{name, description, meta.hint}]}
+            self.set_commands(translate.commands(params.get("commands")))
+            return True
+        if hook == "effort_metadata":  # kiro's per-turn metadata: {effort}
+            effort = j.text(params.get("effort"))
+            option = self.option("effort")
+            offered = effort is not None and option is not None and option.accepts(effort)
+            return offered and self.select("effort", str(effort))
+        return None

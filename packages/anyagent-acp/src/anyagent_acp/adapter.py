@@ -4,7 +4,12 @@ What flows in: a ``ConnectRequest`` (installation, profile or None, options, env
 flows out: a connected ``AcpDriver``, or a typed error — ``ProtocolFailed`` (including a protocol
 version we do not speak), ``AuthRequired`` (with runnable login methods), ``ResumeFailed``,
 ``UnsupportedFeature`` (fork, an MCP transport the agent lacks), ``InvalidConfiguration``,
-``SpawnFailed`` / ``ProcessExited``. The process is reaped on every failure and on cancellation.
+``SpawnFailed`` / ``ProcessExited``. ``toolkit.launching`` reaps the process and closes the wire
+recording on every failure and on cancellation.
+
+Launch: argv from ``toolkit.launch_argv``, environment from ``toolkit.launch_env`` (the profile's
+``env`` and ``root_env`` quirks are defaults; the caller's environment wins). The profile's
+preflight command, the agent and its client terminals all run with that environment.
 
 Handshake: ``initialize`` → (``authenticate`` when the profile says so) → ``session/new``, or
 ``session/resume`` / ``session/load`` for a resume token → creation-time configuration. History a
@@ -13,15 +18,12 @@ load replays is dropped, never re-emitted; info updates it carries are applied.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 import anyio
 
 from anyagent import (
-    AgentProfile,
     Authenticated,
     AuthKind,
     AuthRequired,
@@ -36,26 +38,28 @@ from anyagent import (
     UnsupportedFeature,
     __version__,
     seam,
+    toolkit,
 )
 from anyagent import jsonread as j
-from anyagent.process import AgentProcess, run_command, spawn
-from anyagent.wire import JsonLines, JsonRpcError, JsonRpcPeer, Notification, WireRecorder
+from anyagent.process import AgentProcess, run_command
+from anyagent.wire import JsonLines, JsonRpcCode, JsonRpcError, JsonRpcPeer, Message, Notification
 
 from . import translate
-from ._state import InfoState, Setter
+from ._state import INFO_UPDATES, InfoState, Setter
 from .client import FileAccess, Terminals
-from .driver import INFO_UPDATES, AcpDriver, Handshaken, config_call
+from .driver import AcpDriver, Handshaken, config_call
 from .prompt import PromptMedia
-from .quirks import Quirks
+from .quirks import INFO_HOOKS, Quirks
+from .translate import AcpCode
 
-__all__ = ["AUTHENTICATE_WAIT", "CLIENT_CAPABILITIES", "AcpAdapter"]
+__all__ = ["AUTHENTICATE_WAIT", "CLIENT_CAPABILITIES", "PREFLIGHT_WAIT", "AcpAdapter"]
 
-AUTH_REQUIRED = -32000
-UNSUPPORTED_VERSION = -32022
-METHOD_NOT_FOUND = -32601
 AUTHENTICATE_WAIT = 10.0
 """Seconds an ``authenticate`` on open may take (adopting an existing login is about 2 s; a
 browser flow would never return)."""
+
+PREFLIGHT_WAIT = 15.0
+"""Seconds the profile's preflight command may take (a timeout proves nothing either way)."""
 
 CLIENT_CAPABILITIES: dict[str, Any] = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
 """What we serve: ``fs/*`` inside the session directory and ``terminal/*``."""
@@ -81,46 +85,27 @@ class AcpAdapter(seam.Adapter):
 
     async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
         """Spawn the agent, handshake, and return the driver (see the module docstring)."""
-        options = request.options
-        if options.fork_token is not None:
+        if request.options.fork_token is not None:
             raise UnsupportedFeature("ACP agents cannot fork sessions")
         profile = request.profile
         quirks = Quirks.read(profile.quirks if profile is not None else None)
-        env = _environment(request, quirks)
-        executable = request.installation.executable_path
-        authenticated = await _preflight(executable, quirks, profile, env, options)
-        recorder = WireRecorder.open(options.record_wire_path) if options.record_wire_path is not None else None
-        args = request.installation.args or (profile.args if profile is not None else ())
-        process = await spawn([str(executable), *args], cwd=options.cwd, env=env, recorder=recorder)
-        try:
-            setup = await _handshake(process, request, quirks, env)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await process.aclose()
-                if recorder is not None:
-                    recorder.close()
-            raise
-        if authenticated:
-            setup.state.auth = Authenticated(AuthKind.OTHER)
-        return AcpDriver(setup)
+        async with toolkit.launching(request) as launch:
+            authenticated = await _preflight(launch, quirks)
+            process = await launch.spawn()
+            setup = await _handshake(process, request, quirks, launch.env)
+            if authenticated:
+                setup.state.auth = Authenticated(AuthKind.OTHER)
+            return AcpDriver(setup)
 
 
-def _environment(request: seam.ConnectRequest, quirks: Quirks) -> dict[str, str]:
-    env = dict(request.env) if request.env else dict(os.environ)
-    env.update(quirks.env)
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        env.update(quirks.root_env)
-    return env
-
-
-async def _preflight(
-    executable: Path, quirks: Quirks, profile: AgentProfile | None, env: dict[str, str], options: SessionOptions
-) -> bool:
-    """Run the profile's side command before the handshake (cursor's ``about``): a failure means
-    logged out (``AuthRequired``). True when it proved a login."""
+async def _preflight(launch: toolkit.Launch, quirks: Quirks) -> bool:
+    """Run the profile's side command before the handshake (cursor's ``about``) with the launch's
+    environment: a failure means logged out (``AuthRequired``). True when it proved a login."""
     if not quirks.preflight_args:
         return False
-    result = await run_command([str(executable), *quirks.preflight_args], cwd=options.cwd, env=env, timeout=15.0)
+    executable, profile = launch.argv[0], launch.request.profile
+    argv = [executable, *quirks.preflight_args]
+    result = await run_command(argv, cwd=launch.request.options.cwd, env=launch.env, timeout=PREFLIGHT_WAIT)
     if result.timed_out:
         return False
     if not result.ok:
@@ -148,7 +133,7 @@ async def _handshake(
     capabilities = translate.capabilities(init)
     servers = _mcp_servers(options, capabilities.mcp_transports)
     session_id, result, replaying = await _open_session(peer, init, options, servers, login, hints)
-    early: list[Any] = []
+    early: list[Message] = []
     state = InfoState(
         capabilities,
         version=j.text(j.path(init, "agentInfo", "version")),
@@ -156,9 +141,9 @@ async def _handshake(
         effort_prompt=quirks.effort_prompt,
     )
     state.adopt_session(result)
-    await _drain(peer, state, early, replaying)
+    await _drain(peer, state, quirks, early, replaying)
     hidden = await _configure_at_open(peer, state, session_id, options)
-    await _drain(peer, state, early, replaying or hidden)
+    await _drain(peer, state, quirks, early, replaying or hidden)
     return Handshaken(
         peer=peer,
         process=process,
@@ -171,6 +156,7 @@ async def _handshake(
         login=login,
         auth_hints=hints,
         early=early,
+        name=profile.name if profile is not None else request.installation.name,
     )
 
 
@@ -184,7 +170,7 @@ async def _initialize(peer: JsonRpcPeer) -> Any:
     try:
         result = await peer.request("initialize", params)
     except JsonRpcError as exc:
-        if exc.code == UNSUPPORTED_VERSION:
+        if exc.code == AcpCode.UNSUPPORTED_VERSION:
             raise ProtocolFailed(
                 f"the agent does not speak ACP version {translate.PROTOCOL_VERSION}: {exc.message} ({exc.data!r})"
             ) from None
@@ -252,7 +238,7 @@ async def _open_session(
         try:
             return token, j.obj(await peer.request("session/resume", params)), False
         except JsonRpcError as exc:
-            if exc.code != METHOD_NOT_FOUND or not j.flag(agent.get("loadSession")):
+            if exc.code != JsonRpcCode.METHOD_NOT_FOUND or not j.flag(agent.get("loadSession")):
                 raise _resume_error(exc, login, hints) from None
     if not j.flag(agent.get("loadSession")):
         raise ResumeFailed("this agent cannot load sessions (no loadSession capability)")
@@ -264,7 +250,7 @@ async def _open_session(
 
 def _is_auth(exc: JsonRpcError, hints: Sequence[str]) -> bool:
     text = f"{exc.message} {exc.data if exc.data is not None else ''}".lower()
-    return exc.code == AUTH_REQUIRED or any(hint.lower() in text for hint in hints)
+    return exc.code == AcpCode.AUTH_REQUIRED or any(hint.lower() in text for hint in hints)
 
 
 def _open_error(exc: JsonRpcError, login: Sequence[LoginMethod], hints: Sequence[str]) -> Exception:
@@ -281,9 +267,10 @@ def _resume_error(exc: JsonRpcError, login: Sequence[LoginMethod], hints: Sequen
     return ResumeFailed(f"the agent could not resume the session: {exc.message} ({exc.code})")
 
 
-async def _drain(peer: JsonRpcPeer, state: InfoState, early: list[Any], replaying: bool) -> None:
-    """Take what arrived during the handshake: apply info updates, drop replayed history, keep
-    the rest (vendor notifications, requests) for the driver to handle first."""
+async def _drain(peer: JsonRpcPeer, state: InfoState, quirks: Quirks, early: list[Message], replaying: bool) -> None:
+    """Take what arrived during the handshake: apply what only changes session info (so ``open``
+    reports it), drop replayed history, keep the rest (content, requests, vendor notifications
+    that are not info) for the driver to handle first."""
     while True:
         with anyio.move_on_after(0) as scope:
             try:
@@ -292,28 +279,21 @@ async def _drain(peer: JsonRpcPeer, state: InfoState, early: list[Any], replayin
                 return
         if scope.cancelled_caught:
             return
-        if isinstance(message, Notification) and message.method == "session/update":
-            update = j.obj(j.obj(message.params).get("update"))
-            kind = j.text(update.get("sessionUpdate")) or ""
-            if kind in INFO_UPDATES:
-                _apply_info(state, kind, update)
-                continue
-            if replaying and kind not in ("usage_update",):
-                continue
+        if isinstance(message, Notification):
+            params = j.obj(message.params)
+            if message.method == "session/update":
+                update = j.obj(params.get("update"))
+                kind = j.text(update.get("sessionUpdate"), "")
+                if kind in INFO_UPDATES:
+                    state.apply_update(kind, update)
+                    continue
+                if replaying and kind != "usage_update":
+                    continue
+            else:
+                hook = quirks.notifications.get(message.method)
+                if hook in INFO_HOOKS and state.apply_vendor(hook, params) is not None:
+                    continue
         early.append(message)
-
-
-def _apply_info(state: InfoState, kind: str, update: dict[str, Any]) -> None:
-    if kind == "available_commands_update":
-        state.set_commands(translate.commands(update.get("availableCommands")))
-    elif kind == "current_mode_update":
-        mode = j.text(update.get("currentModeId"))
-        if mode is not None:
-            state.select("mode", mode)
-    elif kind == "config_option_update":
-        state.adopt_config_options(update.get("configOptions"))
-    elif kind == "session_info_update" and "title" in update:
-        state.title = j.text(update.get("title"))
 
 
 async def _configure_at_open(peer: JsonRpcPeer, state: InfoState, session_id: str, options: SessionOptions) -> bool:

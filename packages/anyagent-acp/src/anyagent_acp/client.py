@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.abc
 
 from anyagent import AgentError
 from anyagent import jsonread as j
 from anyagent.process import AgentProcess, spawn
+from anyagent.wire import JsonRpcCode
+
+from .translate import AcpCode
 
 __all__ = ["DEFAULT_OUTPUT_LIMIT", "MAX_FILE_BYTES", "FileAccess", "RpcFailure", "Terminals"]
 
@@ -29,9 +31,9 @@ MAX_FILE_BYTES = 32 * 1024 * 1024
 DEFAULT_OUTPUT_LIMIT = 1024 * 1024
 """Bytes of terminal output kept when the agent names no ``outputByteLimit``."""
 
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-RESOURCE_NOT_FOUND = -32002
+INVALID_PARAMS = JsonRpcCode.INVALID_PARAMS
+INTERNAL_ERROR = JsonRpcCode.INTERNAL_ERROR
+RESOURCE_NOT_FOUND = AcpCode.RESOURCE_NOT_FOUND
 
 
 class RpcFailure(Exception):
@@ -167,20 +169,24 @@ def _argv(command: str, args: list[str]) -> list[str]:
     return ["/bin/sh", "-c", f"exec 2>&1\n{command}"]
 
 
+StartSoon = Callable[..., None]
+"""Starts ``func(*args)`` as a task of the session (``DriverLoop.start_soon``)."""
+
+
 class Terminals:
-    """The ``terminal/*`` methods. ``run`` must be running (in the driver's task group) before
-    ``create`` is called; ``aclose`` kills and reaps every terminal still alive."""
+    """The ``terminal/*`` methods. ``bind`` gives them the session's ``start_soon`` (for the output
+    readers) before the first ``create``; ``aclose`` kills and reaps every terminal still alive."""
 
     def __init__(self, cwd: Path, env: Mapping[str, str]) -> None:
         self._cwd = cwd
         self._env = dict(env)
         self._terminals: dict[str, _Terminal] = {}
         self._counter = 0
-        self._tg: anyio.abc.TaskGroup | None = None
+        self._start_soon: StartSoon | None = None
 
-    def bind(self, tg: anyio.abc.TaskGroup) -> None:
-        """Give the terminals a task group for their output readers."""
-        self._tg = tg
+    def bind(self, start_soon: StartSoon) -> None:
+        """Start the output readers with ``start_soon`` (cancelled when the session ends)."""
+        self._start_soon = start_soon
 
     def text(self, terminal_id: str) -> str | None:
         """The kept output of ``terminal_id`` (for tool snapshots that embed it)."""
@@ -196,7 +202,7 @@ class Terminals:
 
     async def create(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Start ``command args`` in ``cwd`` with ``env`` added; returns ``{terminalId}``."""
-        if self._tg is None:
+        if self._start_soon is None:
             raise RpcFailure(INTERNAL_ERROR, "terminals are not available yet")
         command = j.text(params.get("command"))
         if not command:
@@ -217,10 +223,12 @@ class Terminals:
         terminal_id = f"term-{self._counter}"
         terminal = _Terminal(process, limit if limit is not None else DEFAULT_OUTPUT_LIMIT)
         self._terminals[terminal_id] = terminal
-        self._tg.start_soon(self._pump, terminal_id, terminal)
+        self._start_soon(self._pump, terminal_id, terminal)
         return {"terminalId": terminal_id}
 
     async def _pump(self, terminal_id: str, terminal: _Terminal) -> None:
+        """Keep the output until the command closes it, then note its exit. Cancelled (the
+        session ends), it just stops: ``aclose`` kills and reaps the command after."""
         stream = terminal.process.stdout
         try:
             while True:
@@ -228,10 +236,8 @@ class Terminals:
                 terminal.feed(data)
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
-        finally:
-            with anyio.CancelScope(shield=True):
-                await terminal.process.wait()
-                terminal.exited.set()
+        await terminal.process.wait()
+        terminal.exited.set()
 
     async def output(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """``{output, truncated, exitStatus?}`` so far."""

@@ -1,19 +1,30 @@
 """The ACP driver: one live session, engine commands out, agent frames in.
 
-``run`` reads the agent's messages in one task, in wire order, and the engine's commands in
-another. Prompts (and steers) go out with our own string ids, so their responses arrive through
-the same ordered stream as the updates before them: a turn's last chunk is always sent to the
-engine before its ``TurnEnd``. Everything the driver started (the process, its terminals) is
-reaped in ``run``'s ``finally``.
+``toolkit.DriverLoop`` runs it with the ``JsonRpcPeer`` as the frame source: the agent's messages in
+one task, in wire order (what the handshake read early comes first), the engine's commands in
+another. The loop owns what every wire shares: bad lines and strays, a frame that could not be
+translated, a failed write, the agent's end (``Exited``) and the shielded shutdown, which also
+stops the client terminals. Client methods (``fs/*``, ``terminal/*``) and configuration calls run
+as side tasks of the loop.
+
+Prompts, steers and kiro's hidden ``/effort`` prompt go out with ``peer.send_request``: their
+answers arrive as ``Response`` messages after every update the agent wrote before them, so a
+turn's last chunk always reaches the engine before its ``TurnEnd``.
+
+What the driver keeps: the prompt on the wire, the open permissions and questions (a
+``toolkit.RequestBook`` that answers ``cancelled`` in each dialect), tool snapshots, the message
+being streamed. Turn rules are the engine's: prompts queue there, a tool still active when its
+turn ends is ended there, a request it closes comes back as ``Decline``, and the ``effort`` set by
+a hidden prompt is a between-turns setting it holds while a turn runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+import collections
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Union
 
 import anyio
-import anyio.abc
 import attrs
 
 from anyagent import (
@@ -21,8 +32,7 @@ from anyagent import (
     Capability,
     ChoicesAnswer,
     ContextUsage,
-    Diagnostic,
-    DiagnosticInfo,
+    DiagnosticCode,
     DiagnosticLevel,
     EventKind,
     Failed,
@@ -47,39 +57,47 @@ from anyagent import (
     ToolUpdated,
     UserMessage,
     seam,
+    toolkit,
 )
 from anyagent import jsonread as j
 from anyagent.process import AgentProcess
 from anyagent.wire import (
-    BadLine,
     IncomingRequest,
+    JsonRpcCode,
     JsonRpcError,
     JsonRpcPeer,
+    Message,
     Notification,
-    Stray,
+    Response,
 )
 
 from . import translate
-from ._state import InfoState, Setter
+from ._state import INFO_UPDATES, InfoState, Setter
 from .client import FileAccess, RpcFailure, Terminals
 from .prompt import PromptMedia, prompt_blocks
-from .quirks import Quirks
+from .quirks import INFO_HOOKS, Quirks
+from .translate import AcpCode
 
-__all__ = ["AcpDriver", "Handshaken"]
+__all__ = ["AcpDriver", "Handshaken", "config_call"]
 
-AUTH_REQUIRED = -32000
 _CHARS_PER_TOKEN = 4
-_INFO_UPDATES = frozenset(
-    {"available_commands_update", "current_mode_update", "config_option_update", "session_info_update"}
-)
+_AUTH_CODES = frozenset({AcpCode.AUTH_REQUIRED, 401})  # 401: agents that pass their API's status through
 _CONTENT_UPDATES = frozenset(
     {"agent_message_chunk", "agent_thought_chunk", "user_message_chunk", "tool_call", "tool_call_update", "plan"}
 )
+_MESSAGE_CHUNKS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
+_PROMPT = "session/prompt"
+_STEER = "_session/steering"
+_REFUSALS: dict[type, str] = {
+    seam.Compact: "ACP has no compaction; the request was refused",
+    seam.Rollback: "ACP has no rollback; the request was refused",
+}
 
 
 @attrs.define
 class Handshaken:
-    """What ``connect`` settled, handed to the driver."""
+    """What ``connect`` settled, handed to the driver: the wire, what the agent said about itself,
+    the client-method servers, and the messages the handshake read that were not its own."""
 
     peer: JsonRpcPeer
     process: AgentProcess
@@ -91,19 +109,50 @@ class Handshaken:
     terminals: Terminals
     login: tuple[LoginMethod, ...]
     auth_hints: tuple[str, ...] = ()
-    early: list[Any] = attrs.Factory(list)
+    early: list[Message] = attrs.Factory(list)
+    name: str = "the agent"
+
+
+# -- what we sent and wait for. ``rpc_id`` is None while the frame is being written: the commands
+# write one at a time, so an answer of that method arriving meanwhile can only be its own.
 
 
 @attrs.define
 class _Prompt:
-    wire_id: str
+    """A ``session/prompt`` of ours."""
+
     params: dict[str, Any]
     prompt_id: str
+    rpc_id: int | None = None
+    method: str = _PROMPT
     cancel_requested: bool = False
     saw_content: bool = False
     retried: bool = False
-    hidden: bool = False
-    effort: str | None = None
+
+
+@attrs.define
+class _Effort:
+    """Kiro's hidden ``/effort <level>`` prompt. Info changes wait for its answer (``deferred``):
+    the engine starts no prompt until the first ``InfoChanged`` after it sent the setting."""
+
+    level: str
+    rpc_id: int | None = None
+    method: str = _PROMPT
+    deferred: bool = False
+
+
+@attrs.define
+class _Steer:
+    """A ``_session/steering`` of ours."""
+
+    rpc_id: int | None = None
+    method: str = _STEER
+
+
+_Sent = Union[_Prompt, _Effort, _Steer]
+
+
+# -- the agent's requests that wait for our answer
 
 
 @attrs.define
@@ -119,12 +168,30 @@ class _Question:
     raw: list[Any]
 
 
+_Open = Union[_Permission, _Question]
+
+
+class _Inbox:
+    """The loop's frame source: the messages the handshake read early, then the peer's.
+    ``drained`` is set once every early message has been handled."""
+
+    def __init__(self, peer: JsonRpcPeer, early: Sequence[Message]) -> None:
+        self._peer = peer
+        self._early = collections.deque(early)
+        self.drained = anyio.Event()
+
+    async def receive(self) -> Message:
+        if self._early:
+            return self._early.popleft()
+        self.drained.set()  # the loop asks again only after it handled the last one
+        return await self._peer.receive()
+
+
 class AcpDriver(seam.Driver):
     """Serves one ACP session for the engine (see the module docstring)."""
 
     def __init__(self, setup: Handshaken) -> None:
         self._peer = setup.peer
-        self._process = setup.process
         self._session_id = setup.session_id
         self._state = setup.state
         self._quirks = setup.quirks
@@ -133,100 +200,54 @@ class AcpDriver(seam.Driver):
         self._terminals = setup.terminals
         self._login = setup.login
         self._auth_hints = tuple(h.lower() for h in setup.auth_hints)
-        self._early = setup.early
         self.info = setup.state.info()
-        self._link: seam.DriverLink | None = None
+        self._inbox = _Inbox(setup.peer, setup.early)
+        self.loop: toolkit.DriverLoop[Message] = toolkit.DriverLoop(
+            self._on_message,
+            self._on_command,
+            recorder=setup.process.recorder,
+            cleanup=self._terminals.aclose,
+            name=setup.name,
+        )
+        self.loop.attach(setup.process, self._inbox)
+        self._terminals.bind(self.loop.start_soon)
+        self._book: toolkit.RequestBook[_Open] = toolkit.RequestBook(self._decline)
         self._tools = translate.ToolBook(self._terminals.text)
         self._counter = 0
         self._prompt: _Prompt | None = None
-        self._held: list[_Prompt] = []  # prompts waiting for a hidden one (kiro's effort switch)
-        self._pending_effort: str | None = None
-        self._steer_id: str | None = None
-        self._permissions: dict[str, _Permission] = {}
-        self._questions: dict[str, _Question] = {}
+        self._effort: _Effort | None = None
+        self._steer: _Steer | None = None
+        self._late: set[int] = set()  # prompts that ended before their answer came
         self._message: tuple[type, str] | None = None
+        self._frame: Message | None = None
         self._turn_chars = 0
         self._session_chars = 0
-        self._closing = False
-
-    # -----------------------------------------------------------------------------------------
-    # lifecycle
 
     async def run(self, link: seam.DriverLink) -> None:
-        """Serve until ``Close`` or the agent's end; always reap the agent and its terminals."""
-        self._link = link
-        try:
-            async with anyio.create_task_group() as tg:
-                self._terminals.bind(tg)
-                tg.start_soon(self._read, tg)
-                await self._report_recording()
-                for message in self._early:
-                    await self._dispatch(message, tg)
-                self._early = []
-                async for command in link.commands:
-                    if isinstance(command, seam.Close):
-                        break
-                    await self._command(command, tg)
-                self._closing = True
-                tg.cancel_scope.cancel()
-        finally:
-            await self._shutdown()
+        """Serve until ``Close`` or the agent's end; the loop always reaps the agent and its terminals."""
+        await self.loop.run(link)
 
     async def aclose(self) -> None:
         """``open`` failed after ``connect``: reap without running."""
-        await self._shutdown()
-
-    async def _shutdown(self) -> None:
-        with anyio.CancelScope(shield=True):
-            await self._terminals.aclose()
-            await self._process.aclose()
-            recorder = self._process.recorder
-            if recorder is not None:
-                recorder.close()
-
-    async def _report_recording(self) -> None:
-        recorder = self._process.recorder
-        failure = recorder.take_failure() if recorder is not None else None
-        if failure is not None:
-            await self._diag(failure, "record_wire")
-
-    async def _read(self, tg: anyio.abc.TaskGroup) -> None:
-        """The one reader: every agent message, in order, until the wire ends."""
-        try:
-            async for message in self._peer:
-                try:
-                    await self._dispatch(message, tg)
-                except Exception as exc:  # one frame we could not handle never ends the session
-                    await self._diag(
-                        f"could not handle a frame: {type(exc).__name__}: {exc}", "acp_frame_error", raw=repr(message)
-                    )
-        except Exception as exc:  # a wire broken mid-frame is the agent's end, not our crash
-            await self._diag(f"the agent's wire failed: {exc}", "wire_failed", DiagnosticLevel.ERROR)
-        if not self._closing:
-            status = await self._process.aclose()
-            await self._send(seam.Exited(status, self._process.stderr_tail))
-            tg.cancel_scope.cancel()
+        await self.loop.shutdown()
 
     # -----------------------------------------------------------------------------------------
-    # sending to the engine
-
-    async def _send(self, event: seam.DriverEvent) -> None:
-        assert self._link is not None
-        await self._link.send(event)
+    # reporting to the engine
 
     async def _content(self, kind: EventKind, extensions: Mapping[str, Any] | None = None) -> None:
-        await self._send(seam.Content(kind, None, extensions))
+        await self.loop.send(seam.Content(kind, None, extensions))
 
-    async def _diag(
-        self, message: str, code: str, level: DiagnosticLevel = DiagnosticLevel.WARNING, raw: Any = None
-    ) -> None:
-        """A diagnostic; a ``raw`` frame also rides in the ``acp/raw`` extension (nothing is lost)."""
-        extensions = {"acp/raw": raw} if raw is not None else None
-        await self._send(seam.Content(_diagnostic_kind(message, code, raw, level), None, extensions))
+    async def _report(self, message: str, code: str, level: DiagnosticLevel = DiagnosticLevel.INFO) -> None:
+        """A diagnostic about the frame being handled, which rides in ``raw``."""
+        raw = toolkit.frame_json(self._frame) if self._frame is not None else None
+        await self.loop.diagnostic(message, code, level, raw)
 
     async def _publish(self) -> None:
         self.info = self._state.info()
-        await self._send(seam.InfoChanged(self.info))
+        if self._effort is not None:
+            self._effort.deferred = True  # told with the effort's answer, which opens the engine's gate
+            return
+        await self.loop.send(seam.InfoChanged(self.info))
 
     async def _first_sight(self, capability: Capability) -> None:
         if self._state.add_capability(capability):
@@ -235,46 +256,36 @@ class AcpDriver(seam.Driver):
     # -----------------------------------------------------------------------------------------
     # agent → client
 
-    async def _dispatch(self, message: Any, tg: anyio.abc.TaskGroup) -> None:
-        if isinstance(message, Notification):
-            await self._on_notification(message.method, message.params)
+    async def _on_message(self, message: Message) -> None:
+        self._frame = message
+        if isinstance(message, Response):
+            await self._on_response(message)
+        elif isinstance(message, Notification):
+            await self._on_notification(message.method, j.obj(message.params))
         elif isinstance(message, IncomingRequest):
-            await self._on_request(message, tg)
-        elif isinstance(message, Stray):
-            await self._on_stray(message)
-        elif isinstance(message, BadLine):
-            await self._diag(f"the agent wrote {message.reason}", "bad_line", DiagnosticLevel.WARNING, message.text)
+            await self._on_request(message)
 
-    async def _on_stray(self, stray: Stray) -> None:
-        frame = stray.frame
-        frame_id = frame.get("id")
-        if "method" not in frame and isinstance(frame_id, str):
-            if await self._on_own_response(frame_id, frame):
-                return
-            if frame_id.startswith("anyagent-"):
-                return  # the answer to a prompt that already ended (grok's prompt_complete came first)
-        await self._diag(f"unexpected frame: {stray.reason}", "stray_frame", DiagnosticLevel.INFO, frame)
-
-    async def _on_notification(self, method: str, params: Any) -> None:
-        body = j.obj(params)
+    async def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "session/update":
-            await self._on_update(j.obj(body.get("update")), body)
+            await self._on_update(j.obj(params.get("update")))
             return
         if method == self._quirks.turn_end_notification:
-            await self._on_vendor_turn_end(body)
+            await self._on_vendor_turn_end(params)
             return
         hook = self._quirks.notifications.get(method)
-        if hook is not None:
-            await _NOTIFICATION_HOOKS[hook](self, body)
+        if hook in INFO_HOOKS:
+            changed = self._state.apply_vendor(hook, params)
+            if changed is None:
+                await self._report(f"a {method} notification of an unknown kind", DiagnosticCode.UNKNOWN_FRAME)
+            elif changed:
+                await self._publish()
             return
-        await self._diag(
-            f"unknown notification {method}",
-            "acp_unknown_notification",
-            DiagnosticLevel.INFO,
-            {"method": method, "params": params},
-        )
+        if hook is not None:
+            await _NOTIFICATION_HOOKS[hook](self, params)
+            return
+        await self._report(f"unknown notification {method}", DiagnosticCode.UNKNOWN_FRAME)
 
-    async def _on_request(self, request: IncomingRequest, tg: anyio.abc.TaskGroup) -> None:
+    async def _on_request(self, request: IncomingRequest) -> None:
         method, params = request.method, j.obj(request.params)
         if method == "session/request_permission":
             await self._on_permission(request, params)
@@ -285,9 +296,9 @@ class AcpDriver(seam.Driver):
             return
         handler = self._client_method(method)
         if handler is None:  # accepted but not ours to serve (cannot happen with our accept set)
-            await request.reply_error(-32601, f"method not found: {method}")
+            await self.loop.write(request.reply_error(JsonRpcCode.METHOD_NOT_FOUND, f"method not found: {method}"))
             return
-        tg.start_soon(self._serve, request, handler, params)
+        self.loop.start_soon(self._serve, request, handler, params)
 
     def _client_method(self, method: str) -> Callable[[Mapping[str, Any]], Awaitable[Any]] | None:
         table: dict[str, Callable[[Mapping[str, Any]], Awaitable[Any]]] = {
@@ -304,37 +315,41 @@ class AcpDriver(seam.Driver):
     async def _serve(
         self, request: IncomingRequest, handler: Callable[[Mapping[str, Any]], Awaitable[Any]], params: Any
     ) -> None:
-        """Run one client method in its own task (``wait_for_exit`` may take minutes)."""
+        """Run one client method as a side task (``wait_for_exit`` may take minutes); always answer."""
         try:
             result = await handler(params)
         except RpcFailure as failure:
-            await _reply_error(request, failure.code, failure.message, failure.data)
+            await self.loop.write(request.reply_error(failure.code, failure.message, failure.data))
             return
         except Exception as exc:  # a bug in a handler must still answer the agent
-            await _reply_error(request, -32603, f"internal error: {type(exc).__name__}: {exc}")
+            message = f"internal error: {type(exc).__name__}: {exc}"
+            await self.loop.write(request.reply_error(JsonRpcCode.INTERNAL_ERROR, message))
             return
-        await _reply(request, result)
+        await self.loop.write(request.reply(result))
 
     # -- session/update
 
-    async def _on_update(self, update: dict[str, Any], params: dict[str, Any]) -> None:
-        kind = j.text(update.get("sessionUpdate")) or ""
+    async def _on_update(self, update: dict[str, Any]) -> None:
+        kind = j.text(update.get("sessionUpdate"), "")
         handler = _UPDATE_HANDLERS.get(kind)
         if handler is None:
-            message = f"unknown session update {kind or '(none)'}"
-            await self._diag(message, "acp_unknown_update", DiagnosticLevel.INFO, params)
+            await self._report(f"unknown session update {kind or '(none)'}", DiagnosticCode.UNKNOWN_FRAME)
             return
-        if self._prompt is not None and kind in _CONTENT_UPDATES:
-            self._prompt.saw_content = True
-        if self._prompt is not None and self._prompt.hidden and kind in ("agent_message_chunk", "agent_thought_chunk"):
+        prompt = self._prompt
+        if prompt is not None and kind in _CONTENT_UPDATES:
+            prompt.saw_content = True
+        if prompt is None and self._effort is not None and kind in _MESSAGE_CHUNKS:
             return  # the hidden /effort prompt's acknowledgement is not content
         await handler(self, update)
 
+    async def _info(self, update: dict[str, Any]) -> None:
+        if self._state.apply_update(j.text(update.get("sessionUpdate"), ""), update):
+            await self._publish()
+
     async def _chunk(self, update: dict[str, Any], make: Callable[[str, str], EventKind]) -> None:
-        block = j.obj(update.get("content"))
-        text = j.text(block.get("text"))
+        text = j.text(j.obj(update.get("content")).get("text"))
         if text is None:
-            await self._diag("non-text content in a message", "acp_content", DiagnosticLevel.INFO, update)
+            await self._report("non-text content in a message", DiagnosticCode.BAD_FRAME)
             return
         if not text:
             return  # claude's bridge opens each message with an empty chunk
@@ -373,7 +388,7 @@ class AcpDriver(seam.Driver):
         await self._end_message()
         tool = self._tools.upsert(update)
         if tool is None:
-            await self._diag("a tool update without a toolCallId", "acp_bad_tool", DiagnosticLevel.WARNING, update)
+            await self._report("a tool update without a toolCallId", DiagnosticCode.BAD_FRAME, DiagnosticLevel.WARNING)
             return
         await self._content(ToolUpdated(tool))
 
@@ -384,31 +399,13 @@ class AcpDriver(seam.Driver):
     async def _usage(self, update: dict[str, Any]) -> None:
         usage = translate.usage(update)
         if usage is None:
-            await self._diag("a usage update without `used`", "acp_bad_usage", DiagnosticLevel.INFO, update)
+            await self._report("a usage update without `used`", DiagnosticCode.BAD_FRAME)
             return
         await self._first_sight(Capability.CONTEXT_USAGE)
         await self._content(usage)
 
-    async def _commands(self, update: dict[str, Any]) -> None:
-        self._state.set_commands(translate.commands(update.get("availableCommands")))
-        await self._publish()
-
-    async def _mode(self, update: dict[str, Any]) -> None:
-        mode = j.text(update.get("currentModeId"))
-        if mode is not None:
-            await self._adopt_mode(mode)
-
     async def _adopt_mode(self, mode: str) -> None:
         if self._state.select("mode", mode):
-            await self._publish()
-
-    async def _config_options(self, update: dict[str, Any]) -> None:
-        self._state.adopt_config_options(update.get("configOptions"))
-        await self._publish()
-
-    async def _session_info(self, update: dict[str, Any]) -> None:
-        if "title" in update:
-            self._state.title = j.text(update.get("title"))
             await self._publish()
 
     # -- permissions and questions
@@ -418,130 +415,72 @@ class AcpDriver(seam.Driver):
         choices, option_ids = translate.permission_options(params.get("options"))
         tool = self._tools.upsert(j.obj(params.get("toolCall")))
         if tool is None or not choices:
-            await _reply(request, {"outcome": {"outcome": "cancelled"}})
-            await self._diag(
-                "a permission request without a tool or usable options; declined", "acp_bad_permission", raw=params
-            )
+            await self.loop.write(request.reply(_permission_outcome(None)))
+            message = "a permission request without a tool or usable options; declined"
+            await self._report(message, DiagnosticCode.BAD_FRAME, DiagnosticLevel.WARNING)
             return
         if self._prompt is not None:
             self._prompt.saw_content = True
-        request_id = self._request_id()
-        self._permissions[request_id] = _Permission(request, option_ids)
+        request_id = self._book.add(_Permission(request, option_ids))
         await self._content(ToolUpdated(tool))
         await self._content(RequestOpened(PermissionRequest(request_id, tool, choices)))
 
-    def _request_id(self) -> str:
-        self._counter += 1
-        return f"r{self._counter}"
-
-    async def _open_question(
-        self, request: IncomingRequest, dialect: str, raw: list[Any], request_kind: QuestionRequest
-    ) -> None:
+    async def _open_question(self, question: _Question, parsed: list[Any]) -> None:
+        await self._end_message()
         await self._first_sight(Capability.QUESTIONS)
-        self._questions[request_kind.id] = _Question(request, dialect, raw)
-        await self._content(RequestOpened(request_kind))
+        request_id = self._book.add(question)
+        await self._content(RequestOpened(QuestionRequest(request_id, parsed)))
 
     async def _cursor_question(self, request: IncomingRequest, params: dict[str, Any]) -> None:
         raw = j.arr(params.get("questions"))
         questions = [q for q in map(translate.question_from_cursor, raw) if q is not None]
+        question = _Question(request, "cursor", raw)
         if not questions or len(questions) != len(raw):
-            await _reply(request, {"outcome": {"outcome": "cancelled"}})
-            await self._diag("an unreadable cursor/ask_question; declined", "acp_bad_question", raw=params)
+            await self.loop.write(request.reply(_question_response(question, None)))
+            await self._report("an unreadable cursor/ask_question; declined", DiagnosticCode.BAD_FRAME)
             return
-        await self._end_message()
-        await self._open_question(request, "cursor", raw, QuestionRequest(self._request_id(), questions))
+        await self._open_question(question, questions)
 
     async def _grok_question(self, request: IncomingRequest, params: dict[str, Any]) -> None:
         body = j.obj(params.get("params")) or params
         raw = j.arr(body.get("questions"))
         parsed = [translate.question_from_grok(item, index) for index, item in enumerate(raw)]
         questions = [q for q in parsed if q is not None]
+        question = _Question(request, "grok", raw)
         if not questions or len(questions) != len(raw):
-            await _reply(request, {"outcome": "cancelled"})
-            await self._diag("an unreadable ask_user_question; declined", "acp_bad_question", raw=params)
+            await self.loop.write(request.reply(_question_response(question, None)))
+            await self._report("an unreadable ask_user_question; declined", DiagnosticCode.BAD_FRAME)
             return
-        await self._end_message()
-        await self._open_question(request, "grok", raw, QuestionRequest(self._request_id(), questions))
+        await self._open_question(question, questions)
 
     async def _answer(self, command: seam.AnswerRequest) -> None:
-        permission = self._permissions.pop(command.request_id, None)
-        if permission is not None:
-            answer = command.answer
-            option = _option_for(answer.choice, permission.option_ids) if isinstance(answer, PermissionAnswer) else None
-            outcome = {"outcome": "selected", "optionId": option} if option else {"outcome": "cancelled"}
-            await _reply(permission.request, {"outcome": outcome})
-            return
-        question = self._questions.pop(command.request_id, None)
-        if question is not None:
-            answer = command.answer
+        handle = self._book.take(command.request_id)
+        answer = command.answer
+        if isinstance(handle, _Permission):
+            option = _option_for(answer.choice, handle.option_ids) if isinstance(answer, PermissionAnswer) else None
+            await self.loop.write(handle.request.reply(_permission_outcome(option)))
+        elif isinstance(handle, _Question):
             answers = answer.answers if isinstance(answer, QuestionsAnswer) else None
-            await _reply(question.request, _question_response(question, answers))
+            await self.loop.write(handle.request.reply(_question_response(handle, answers)))
+        # None: the agent withdrew it, or it was declined already
 
-    async def _decline_open_requests(self) -> None:
-        """Answer every open permission and question ``cancelled``."""
-        permissions, self._permissions = self._permissions, {}
-        for permission in permissions.values():
-            await _reply(permission.request, {"outcome": {"outcome": "cancelled"}})
-        questions, self._questions = self._questions, {}
-        for question in questions.values():
-            await _reply(question.request, _question_response(question, None))
-
-    # -- vendor hooks
+    async def _decline(self, handle: _Open) -> None:
+        """The book's "no": ``cancelled`` in the request's own dialect."""
+        if isinstance(handle, _Permission):
+            await self.loop.write(handle.request.reply(_permission_outcome(None)))
+        else:
+            await self.loop.write(handle.request.reply(_question_response(handle, None)))
 
     async def _withdraw(self, params: dict[str, Any]) -> None:
+        """The agent withdrew its own request (``$/cancel_request``): answer it and tell the engine."""
         wire_id = params.get("requestId")
-        for request_id, permission in list(self._permissions.items()):
-            if permission.request.id == wire_id:
-                del self._permissions[request_id]
-                await _reply(permission.request, {"outcome": {"outcome": "cancelled"}})
-                await self._send(seam.RequestWithdrawn(request_id))
-        for request_id, question in list(self._questions.items()):
-            if question.request.id == wire_id:
-                del self._questions[request_id]
-                await _reply(question.request, _question_response(question, None))
-                await self._send(seam.RequestWithdrawn(request_id))
+        for request_id in self._book.find(lambda handle: handle.request.id == wire_id):
+            handle = self._book.take(request_id)
+            if handle is not None:
+                await self._decline(handle)
+                await self.loop.send(seam.RequestWithdrawn(request_id))
 
-    async def _vendor_mode(self, params: dict[str, Any]) -> None:
-        mode = j.text(params.get("currentModeId")) or j.text(params.get("modeId"))
-        if mode is not None:
-            await self._adopt_mode(mode)
-
-    async def _vendor_model(self, params: dict[str, Any]) -> None:
-        model = j.text(params.get("currentModelId")) or j.text(params.get("modelId"))
-        if model is not None and self._state.select("model", model):
-            await self._publish()
-
-    async def _models_update(self, params: dict[str, Any]) -> None:
-        self._state.adopt_models(params.get("models") if "models" in params else params)
-        await self._publish()
-
-    async def _model_changed(self, params: dict[str, Any]) -> None:
-        update = j.obj(params.get("update"))
-        if update.get("sessionUpdate") != "model_changed":
-            await self._diag("vendor session notification", "acp_vendor_notification", DiagnosticLevel.INFO, params)
-            return
-        changed = False
-        for option_id, key in (("model", "model_id"), ("effort", "reasoning_effort")):
-            value = j.text(update.get(key))
-            if value is not None:
-                changed = self._state.select(option_id, value) or changed
-        if changed:
-            await self._publish()
-
-    async def _vendor_commands(self, params: dict[str, Any]) -> None:
-        self._state.set_commands(translate.commands(params.get("commands")))
-        await self._publish()
-
-    async def _effort_metadata(self, params: dict[str, Any]) -> None:
-        effort = j.text(params.get("effort"))
-        option = self._state.option("effort")
-        if (
-            effort is not None
-            and option is not None
-            and option.accepts(effort)
-            and self._state.select("effort", effort)
-        ):
-            await self._publish()
+    # -- vendor hooks (the info-only ones are ``InfoState.apply_vendor``)
 
     async def _cursor_todos(self, params: dict[str, Any]) -> None:
         await self._end_message()
@@ -550,7 +489,7 @@ class AcpDriver(seam.Driver):
     async def _cursor_task(self, params: dict[str, Any]) -> None:
         tool_id = j.text(params.get("toolCallId"))
         if not tool_id:
-            await self._diag("a cursor/task without toolCallId", "acp_bad_task", DiagnosticLevel.INFO, params)
+            await self._report("a cursor/task without toolCallId", DiagnosticCode.BAD_FRAME)
             return
         await self._end_message()
         done = params.get("durationMs") is not None
@@ -565,114 +504,115 @@ class AcpDriver(seam.Driver):
         await self._content(ToolUpdated(tool))
 
     async def _todos_request(self, request: IncomingRequest, params: dict[str, Any]) -> None:
-        await _reply(request, {})
+        await self.loop.write(request.reply({}))
         await self._cursor_todos(params)
 
     async def _task_request(self, request: IncomingRequest, params: dict[str, Any]) -> None:
-        await _reply(request, {})
+        await self.loop.write(request.reply({}))
         await self._cursor_task(params)
 
     # -----------------------------------------------------------------------------------------
     # engine → agent
 
-    async def _command(self, command: seam.DriverCommand, tg: anyio.abc.TaskGroup) -> None:
+    async def _on_command(self, command: seam.DriverCommand) -> None:
+        await self._inbox.drained.wait()  # what the handshake read early is handled first
         if isinstance(command, seam.StartTurn):
             await self._start_turn(command.input)
         elif isinstance(command, seam.Steer):
-            await self._steer(command.input)
+            await self._steer_turn(command.input)
         elif isinstance(command, seam.AnswerRequest):
             await self._answer(command)
+        elif isinstance(command, seam.Decline):
+            await self._book.decline(command.request_id)
         elif isinstance(command, seam.Cancel):
             await self._cancel()
         elif isinstance(command, seam.Configure):
-            await self._configure(command.option_id, command.value, tg)
-        elif isinstance(command, seam.Compact):
-            await self._diag("ACP has no compaction; the request was refused", "unsupported", DiagnosticLevel.WARNING)
-            await self._send(seam.TurnEnd(Failed("compaction is not supported over ACP")))
-        elif isinstance(command, seam.Rollback):
-            await self._diag("ACP has no rollback; the request was refused", "unsupported", DiagnosticLevel.WARNING)
+            await self._configure(command.option_id, command.value)
+        else:
+            await toolkit.refuse(self.loop.link, command, _REFUSALS.get(type(command)))
+
+    async def _send_request(self, method: str, params: dict[str, Any]) -> int | None:
+        """Send a request whose answer comes through the reader; its id, or None when the agent no
+        longer reads (reported once by the loop)."""
+        sent: list[int] = []
+
+        async def send() -> None:
+            sent.append(await self._peer.send_request(method, params))
+
+        await self.loop.write(send())
+        return sent[0] if sent else None
 
     async def _start_turn(self, value: Input) -> None:
-        await self._send(seam.TurnAck())
+        await self.loop.send(seam.TurnAck())
         blocks, problems = await prompt_blocks(value, self._media)
         for problem in problems:
-            await self._diag(problem, "attachment")
+            await self.loop.diagnostic(problem, DiagnosticCode.ATTACHMENT)
         self._counter += 1
         prompt_id = f"p{self._counter}"
         params: dict[str, Any] = {"sessionId": self._session_id, "prompt": blocks}
         if self._quirks.turn_end_notification:
             params["_meta"] = {"promptId": prompt_id, "requestId": prompt_id}
-        prompt = _Prompt(f"anyagent-prompt-{self._counter}", params, prompt_id)
-        if self._prompt is not None:  # a hidden effort prompt is on the wire: this one waits for it
-            self._held.append(prompt)
-            return
-        await self._put_prompt(prompt)
+        if self._prompt is not None and self._prompt.rpc_id is not None:
+            self._late.add(self._prompt.rpc_id)  # the engine ended that turn without the wire
+        prompt = self._prompt = _Prompt(params, prompt_id)
+        self._turn_chars = sum(len(j.text(block.get("text"), "")) for block in blocks)
+        prompt.rpc_id = await self._send_request(_PROMPT, params)
+        if prompt.rpc_id is None:
+            self._prompt = None
+            await self.loop.send(seam.TurnEnd(Failed("the prompt could not be sent: the agent no longer reads")))
 
-    async def _put_prompt(self, prompt: _Prompt) -> None:
-        self._prompt = prompt
-        self._turn_chars = sum(len(j.text(b.get("text")) or "") for b in prompt.params["prompt"])
-        await self._write({"jsonrpc": "2.0", "id": prompt.wire_id, "method": "session/prompt", "params": prompt.params})
-
-    async def _write(self, frame: dict[str, Any]) -> None:
-        try:
-            await self._peer.lines.send(frame)
-        except Exception as exc:  # the agent is gone: the reader reports its exit
-            await self._diag(f"could not write to the agent: {exc}", "write_failed", DiagnosticLevel.ERROR)
-
-    async def _steer(self, value: Input) -> None:
+    async def _steer_turn(self, value: Input) -> None:
         blocks, _problems = await prompt_blocks(value, self._media)
-        self._counter += 1
-        self._steer_id = f"anyagent-steer-{self._counter}"
-        await self._write(
-            {
-                "jsonrpc": "2.0",
-                "id": self._steer_id,
-                "method": "_session/steering",
-                "params": {"sessionId": self._session_id, "prompt": blocks},
-            }
-        )
+        steer = self._steer = _Steer()
+        steer.rpc_id = await self._send_request(_STEER, {"sessionId": self._session_id, "prompt": blocks})
+        if steer.rpc_id is None:
+            self._steer = None
+            await self.loop.send(seam.SteerResult(False))
 
     async def _cancel(self) -> None:
-        held, self._held = self._held, []
-        if held:  # a prompt that never reached the agent just ends
-            await self._send(seam.TurnEnd(Cancelled()))
-            return
-        prompt = self._prompt if self._prompt is not None and not self._prompt.hidden else None
+        """Stop the turn on the wire and decline its open requests, in the order the agent needs;
+        the engine's ``Decline``s that follow find them answered already."""
+        prompt = self._prompt
         if prompt is not None:
             prompt.cancel_requested = True
         if self._quirks.cancel_answers_first:
-            await self._decline_open_requests()
+            await self._book.decline_all()
             if prompt is not None:
-                await self._notify("session/cancel", {"sessionId": self._session_id})
+                await self._notify_cancel()
         else:
             # cancel first: an agent parked on a permission must know the turn is over when it wakes
-            await self._notify("session/cancel", {"sessionId": self._session_id})
-            await self._decline_open_requests()
+            await self._notify_cancel()
+            await self._book.decline_all()
         if prompt is None:  # an agent-originated turn: nothing on the wire will end it
             await self._finish_turn(Cancelled())
 
-    async def _notify(self, method: str, params: Any) -> None:
-        try:
-            await self._peer.notify(method, params)
-        except Exception as exc:
-            await self._diag(f"could not write to the agent: {exc}", "write_failed", DiagnosticLevel.ERROR)
+    async def _notify_cancel(self) -> None:
+        await self.loop.write(self._peer.notify("session/cancel", {"sessionId": self._session_id}))
 
-    # -- responses to our own prompts and steers
+    # -- answers to what we sent
 
-    async def _on_own_response(self, wire_id: str, frame: dict[str, Any]) -> bool:
-        if wire_id == self._steer_id:
-            self._steer_id = None
-            accepted = "error" not in frame and j.flag(j.obj(frame.get("result")).get("accepted"))
-            await self._send(seam.SteerResult(accepted))
-            return True
-        prompt = self._prompt
-        if prompt is None or wire_id != prompt.wire_id:
-            return False
-        if "error" in frame and frame["error"] is not None:
-            await self._prompt_failed(prompt, j.obj(frame["error"]))
-            return True
-        result = j.obj(frame.get("result"))
-        stop = translate.stop_reason(result)
+    async def _on_response(self, response: Response) -> None:
+        if response.id in self._late:
+            self._late.discard(response.id)  # a prompt that already ended (grok's turn end came first)
+            return
+        sent = _answered(response, (self._prompt, self._effort, self._steer))
+        if isinstance(sent, _Prompt):
+            await self._prompt_answered(sent, response)
+        elif isinstance(sent, _Effort):
+            await self._effort_answered(sent, response)
+        elif isinstance(sent, _Steer):
+            self._steer = None
+            accepted = response.ok and j.flag(j.obj(response.result).get("accepted"))
+            await self.loop.send(seam.SteerResult(accepted))
+        else:
+            message = f"an answer to request {response.id} ({response.method}) that nothing waits for"
+            await self._report(message, DiagnosticCode.UNKNOWN_FRAME)
+
+    async def _prompt_answered(self, prompt: _Prompt, response: Response) -> None:
+        if response.error is not None:
+            await self._prompt_failed(prompt, response.error)
+            return
+        stop = translate.stop_reason(response.result)
         if (
             isinstance(stop, Cancelled)
             and self._quirks.retry_spurious_cancel
@@ -681,47 +621,31 @@ class AcpDriver(seam.Driver):
             and not prompt.retried
         ):
             prompt.retried = True
-            await self._write(
-                {"jsonrpc": "2.0", "id": prompt.wire_id, "method": "session/prompt", "params": prompt.params}
-            )
-            return True
+            prompt.rpc_id = await self._send_request(_PROMPT, prompt.params)
+            if prompt.rpc_id is not None:
+                return
+            stop = Failed("the prompt could not be sent again: the agent no longer reads")
         await self._prompt_done(prompt, stop)
-        return True
 
-    async def _prompt_failed(self, prompt: _Prompt, error: dict[str, Any]) -> None:
-        code = j.integer(error.get("code"))
-        message = j.text(error.get("message")) or "the prompt failed"
-        detail = error.get("data")
-        text = f"{message}: {detail}" if isinstance(detail, str) and detail else message
-        if prompt.hidden:
-            await self._hidden_done(prompt, ok=False, message=text)
-            return
+    async def _prompt_failed(self, prompt: _Prompt, error: JsonRpcError) -> None:
+        detail = error.data
+        text = f"{error.message}: {detail}" if isinstance(detail, str) and detail else error.message
         lowered = text.lower()
-        auth = code in (AUTH_REQUIRED, 401) or any(hint in lowered for hint in self._auth_hints)
+        auth = error.code in _AUTH_CODES or any(hint in lowered for hint in self._auth_hints)
         if auth and not prompt.cancel_requested:
             self._prompt = None
-            await self._decline_open_requests()
-            await self._send(seam.AuthLost(self._login))
+            await self.loop.send(seam.AuthLost(self._login))
             return
-        stop: StopReason = Cancelled() if prompt.cancel_requested else Failed(f"{text} ({code})")
+        stop: StopReason = Cancelled() if prompt.cancel_requested else Failed(f"{text} ({error.code})")
         await self._prompt_done(prompt, stop)
 
     async def _prompt_done(self, prompt: _Prompt, stop: StopReason) -> None:
-        if prompt.hidden:
-            await self._hidden_done(prompt, ok=True, message="")
-            return
-        if prompt.cancel_requested:
-            stop = Cancelled()
-        await self._finish_turn(stop)
-        await self._after_prompt()
+        await self._finish_turn(Cancelled() if prompt.cancel_requested else stop)
 
     async def _finish_turn(self, stop: StopReason) -> None:
-        """Close the turn's loose ends, then report its end."""
+        """Close the message being streamed, add cursor's estimate, then report the turn's end."""
         self._prompt = None
-        await self._decline_open_requests()
         await self._end_message()
-        for tool in self._tools.finish_active(ToolStatus.CANCELLED):
-            await self._content(ToolUpdated(tool))
         self._session_chars += self._turn_chars
         if self._quirks.estimate_context_usage and self._session_chars:
             await self._first_sight(Capability.CONTEXT_USAGE)
@@ -729,53 +653,44 @@ class AcpDriver(seam.Driver):
             await self._content(estimate, {"anyagent/estimated": True})
         self._tools.clear()
         self._turn_chars = 0
-        await self._send(seam.TurnEnd(stop))
+        await self.loop.send(seam.TurnEnd(stop))
 
     async def _on_vendor_turn_end(self, params: dict[str, Any]) -> None:
-        """Grok's authoritative turn end, guarded by session and prompt id."""
+        """Grok's authoritative turn end, guarded by session and prompt id; the prompt's own
+        answer, when it comes, is dropped."""
         prompt = self._prompt
-        if prompt is None or prompt.hidden or j.text(params.get("sessionId")) != self._session_id:
+        if prompt is None or j.text(params.get("sessionId")) != self._session_id:
             return
         echoed = j.text(params.get("promptId"))
         if echoed is not None and echoed != prompt.prompt_id:
             return
+        if prompt.rpc_id is not None:
+            self._late.add(prompt.rpc_id)
         await self._prompt_done(prompt, translate.stop_reason({"stopReason": params.get("stopReason")}))
-
-    async def _after_prompt(self) -> None:
-        """Start what waited for the wire: an effort switch first, then a held prompt."""
-        if self._pending_effort is not None and self._prompt is None:
-            level, self._pending_effort = self._pending_effort, None
-            await self._put_effort(level)
-            return
-        if self._held and self._prompt is None:
-            await self._put_prompt(self._held.pop(0))
 
     # -- configuration
 
-    async def _configure(self, option_id: str, value: Any, tg: anyio.abc.TaskGroup) -> None:
+    async def _configure(self, option_id: str, value: Any) -> None:
         setter = self._state.setters.get(option_id)
         if setter is Setter.EFFORT_PROMPT:
-            if self._prompt is not None:
-                self._pending_effort = str(value)
-            else:
-                await self._put_effort(str(value))
+            await self._put_effort(str(value))
             return
         if setter is None:
-            await self._diag(f"no wire call sets {option_id!r}", "configure_rejected")
+            await self.loop.diagnostic(f"no wire call sets {option_id!r}", DiagnosticCode.CONFIGURE_REFUSED)
             return
         method, params = config_call(self._session_id, setter, option_id, value, self._state)
-        tg.start_soon(self._configure_call, option_id, value, method, params)
+        self.loop.start_soon(self._configure_call, option_id, value, method, params)
 
     async def _configure_call(self, option_id: str, value: Any, method: str, params: dict[str, Any]) -> None:
+        """One configuration call as a side task; ends in ``InfoChanged`` or ``configure_refused``."""
         try:
             result = await self._peer.request(method, params)
         except JsonRpcError as exc:
-            await self._diag(
-                f"the agent refused {option_id}={value!r}: {exc.message} ({exc.code})", "configure_rejected"
-            )
+            message = f"the agent refused {option_id}={value!r}: {exc.message} ({exc.code})"
+            await self.loop.diagnostic(message, DiagnosticCode.CONFIGURE_REFUSED)
             return
-        except Exception as exc:
-            await self._diag(f"configure {option_id} failed: {exc}", "configure_rejected")
+        except Exception as exc:  # the agent is gone (its exit is reported by the reader)
+            await self.loop.diagnostic(f"configure {option_id} failed: {exc}", DiagnosticCode.CONFIGURE_REFUSED)
             return
         body = j.obj(result)
         if isinstance(body.get("configOptions"), list):
@@ -784,26 +699,50 @@ class AcpDriver(seam.Driver):
         await self._publish()
 
     async def _put_effort(self, level: str) -> None:
-        self._counter += 1
-        params = {"sessionId": self._session_id, "prompt": [{"type": "text", "text": f"/effort {level}"}]}
-        prompt = _Prompt(f"anyagent-effort-{self._counter}", params, f"e{self._counter}", hidden=True, effort=level)
-        self._prompt = prompt
-        await self._write({"jsonrpc": "2.0", "id": prompt.wire_id, "method": "session/prompt", "params": params})
+        """Kiro's ``/effort <level>`` as a hidden prompt. The engine sends this setting only while
+        no turn runs and starts no prompt until it is answered: exactly one ``InfoChanged`` or one
+        ``configure_refused`` ends it."""
+        busy = "a prompt" if self._prompt is not None else None
+        if self._effort is not None:
+            busy = "another effort switch"
+        if busy is not None:
+            message = f"effort={level!r} was not sent: {busy} is still running"
+            await self.loop.diagnostic(message, DiagnosticCode.CONFIGURE_REFUSED)
+            return
+        effort = self._effort = _Effort(level)
+        prompt = [{"type": "text", "text": f"/effort {level}"}]
+        effort.rpc_id = await self._send_request(_PROMPT, {"sessionId": self._session_id, "prompt": prompt})
+        if effort.rpc_id is None:
+            await self._effort_refused(effort, "the agent no longer reads")
 
-    async def _hidden_done(self, prompt: _Prompt, *, ok: bool, message: str) -> None:
-        self._prompt = None
-        self._tools.clear()
-        self._message = None
-        if ok and prompt.effort is not None:
-            if self._state.select("effort", prompt.effort):
-                await self._publish()
-        elif not ok:
-            await self._diag(f"the agent refused effort={prompt.effort!r}: {message}", "configure_rejected")
-        await self._after_prompt()
+    async def _effort_answered(self, effort: _Effort, response: Response) -> None:
+        if response.error is not None:
+            await self._effort_refused(effort, f"{response.error.message} ({response.error.code})")
+            return
+        self._effort = None
+        self._state.select("effort", effort.level)
+        await self._publish()  # even when nothing changed: this is the answer the engine waits for
+
+    async def _effort_refused(self, effort: _Effort, reason: str) -> None:
+        self._effort = None
+        message = f"the agent refused effort={effort.level!r}: {reason}"
+        await self.loop.diagnostic(message, DiagnosticCode.CONFIGURE_REFUSED)
+        if effort.deferred:
+            await self._publish()
 
 
 # ---------------------------------------------------------------------------------------------
 # helpers
+
+
+def _answered(response: Response, waiting: Sequence[_Sent | None]) -> _Sent | None:
+    """Which of ``waiting`` ``response`` answers: the one with its id, else the one still being
+    written if the method matches."""
+    pending = [sent for sent in waiting if sent is not None]
+    by_id = next((sent for sent in pending if sent.rpc_id == response.id), None)
+    if by_id is not None:
+        return by_id
+    return next((sent for sent in pending if sent.rpc_id is None and sent.method == response.method), None)
 
 
 def config_call(
@@ -835,6 +774,13 @@ def _option_for(choice: PermissionChoice, option_ids: Mapping[PermissionChoice, 
     return None
 
 
+def _permission_outcome(option_id: str | None) -> dict[str, Any]:
+    """A ``session/request_permission`` answer: the chosen option, or ``cancelled`` without one."""
+    if option_id is None:
+        return {"outcome": {"outcome": "cancelled"}}
+    return {"outcome": {"outcome": "selected", "optionId": option_id}}
+
+
 def _question_response(question: _Question, answers: tuple[Any, ...] | None) -> dict[str, Any]:
     """The wire answer to a cursor or grok question (``cancelled`` without answers)."""
     if question.dialect == "cursor":
@@ -862,26 +808,8 @@ def _question_response(question: _Question, answers: tuple[Any, ...] | None) -> 
                 for o in options
                 if o.get("id") == choice or (o.get("id") is None and o.get("label") == choice)
             ]
-        mapped[j.text(q.get("question")) or ""] = labels
+        mapped[j.text(q.get("question"), "")] = labels
     return {"outcome": "accepted", "answers": mapped}
-
-
-async def _reply(request: IncomingRequest, result: Any) -> None:
-    try:
-        await request.reply(result)
-    except Exception:
-        pass  # already answered, or the agent is gone (the reader reports that)
-
-
-async def _reply_error(request: IncomingRequest, code: int, message: str, data: Any = None) -> None:
-    try:
-        await request.reply_error(code, message, data)
-    except Exception:
-        pass
-
-
-def _diagnostic_kind(message: str, code: str, raw: Any, level: DiagnosticLevel = DiagnosticLevel.INFO) -> EventKind:
-    return Diagnostic(DiagnosticInfo(message, level, code, raw))
 
 
 _Handler = Callable[[AcpDriver, dict[str, Any]], Awaitable[None]]
@@ -895,19 +823,10 @@ _UPDATE_HANDLERS: dict[str, _Handler] = {
     "tool_call_update": AcpDriver._tool,
     "plan": AcpDriver._plan,
     "usage_update": AcpDriver._usage,
-    "available_commands_update": AcpDriver._commands,
-    "current_mode_update": AcpDriver._mode,
-    "config_option_update": AcpDriver._config_options,
-    "session_info_update": AcpDriver._session_info,
+    **{kind: AcpDriver._info for kind in INFO_UPDATES},
 }
 
 _NOTIFICATION_HOOKS: dict[str, _Handler] = {
-    "mode_update": AcpDriver._vendor_mode,
-    "model_update": AcpDriver._vendor_model,
-    "models_update": AcpDriver._models_update,
-    "model_changed": AcpDriver._model_changed,
-    "commands": AcpDriver._vendor_commands,
-    "effort_metadata": AcpDriver._effort_metadata,
     "cursor_todos": AcpDriver._cursor_todos,
     "cursor_task": AcpDriver._cursor_task,
     "withdraw_request": AcpDriver._withdraw,
@@ -919,6 +838,3 @@ _REQUEST_HOOKS: dict[str, _RequestHandler] = {
     "cursor_todos": AcpDriver._todos_request,
     "cursor_task": AcpDriver._task_request,
 }
-
-INFO_UPDATES = _INFO_UPDATES
-"""Update kinds that carry session info (applied during the handshake; never content)."""

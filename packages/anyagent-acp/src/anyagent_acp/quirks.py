@@ -21,8 +21,9 @@ Keys a profile's ``quirks`` may hold (all optional):
   said and no cancel of ours (kiro's cancel racing the next prompt).
 - ``cancel_answers_first``: answer pending permissions ``cancelled`` *before* ``session/cancel``
   (hermes 0.19 wedges the other way round) and never send ``session/cancel`` while idle.
-- ``env``: extra environment variables for the launch (strings).
-- ``root_env``: extra environment variables only when running as root (claude bridge: IS_SANDBOX).
+- ``env``: environment variables for the launch (strings), as defaults the caller's environment
+  overrides; read by ``anyagent.toolkit.launch_env``, like every wire's profiles.
+- ``root_env``: the same, only when running as root (claude bridge: IS_SANDBOX).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import attrs
 
 from anyagent import jsonread as j
 
-__all__ = ["NOTIFICATION_HOOKS", "REQUEST_HOOKS", "EffortPrompt", "Quirks"]
+__all__ = ["INFO_HOOKS", "NOTIFICATION_HOOKS", "REQUEST_HOOKS", "EffortPrompt", "Quirks"]
 
 NOTIFICATION_HOOKS = frozenset(
     {
@@ -50,6 +51,11 @@ NOTIFICATION_HOOKS = frozenset(
     }
 )
 """Named hooks a profile may bind to vendor notifications."""
+
+INFO_HOOKS = frozenset({"mode_update", "model_update", "models_update", "model_changed", "commands", "effort_metadata"})
+"""The notification hooks that only change session info (``InfoState.apply_vendor``): applied
+during the handshake too, so what an agent announces right after ``session/new`` is in ``open``'s
+info."""
 
 REQUEST_HOOKS = frozenset(
     {
@@ -98,8 +104,6 @@ class Quirks:
     effort_prompt: EffortPrompt | None = None
     retry_spurious_cancel: bool = False
     cancel_answers_first: bool = False
-    env: Mapping[str, str] = attrs.field(factory=dict)
-    root_env: Mapping[str, str] = attrs.field(factory=dict)
 
     @classmethod
     def read(cls, quirks: Mapping[str, Any] | None) -> Quirks:
@@ -126,6 +130,4 @@ class Quirks:
             ),
             retry_spurious_cancel=j.flag(data.get("retry_spurious_cancel")),
             cancel_answers_first=j.flag(data.get("cancel_answers_first")),
-            env=_str_map(data.get("env")),
-            root_env=_str_map(data.get("root_env")),
         )

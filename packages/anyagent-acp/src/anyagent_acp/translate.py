@@ -8,6 +8,7 @@ state and the wire; everything here can be tested with plain dicts.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ from anyagent.seam import OUTPUT_CAP
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "AcpCode",
     "ToolBook",
     "capabilities",
     "commands",
@@ -67,6 +69,18 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """The ACP version this client speaks (and offers in ``initialize``)."""
+
+
+class AcpCode(enum.IntEnum):
+    """The JSON-RPC error codes ACP adds to the standard ones (``anyagent.wire.JsonRpcCode``)."""
+
+    AUTH_REQUIRED = -32000
+    """The agent needs a login before it opens a session or runs a prompt."""
+    RESOURCE_NOT_FOUND = -32002
+    """``fs/read_text_file`` of a file that does not exist (what we answer; also a session to load)."""
+    UNSUPPORTED_VERSION = -32022
+    """``initialize`` offered a protocol version the agent does not speak."""
+
 
 _TOOL_KINDS = {
     "read": ToolKind.READ,
@@ -424,17 +438,8 @@ class ToolBook:
         entry = self._tools.get(tool_id)
         return entry.update if entry is not None else None
 
-    def finish_active(self, status: ToolStatus) -> list[ToolUpdate]:
-        """Mark every still-active tool ``status`` (a turn ended under it); returns the snapshots."""
-        finished = []
-        for entry in self._tools.values():
-            if entry.update.status.active:
-                entry.update = attrs.evolve(entry.update, status=status)
-                finished.append(entry.update)
-        return finished
-
     def clear(self) -> None:
-        """Forget every tool (between turns)."""
+        """Forget every tool (between turns; the engine ends those still active)."""
         self._tools.clear()
 
     def _snapshot(self, entry: _Tool, fields: Mapping[str, Any]) -> ToolUpdate:

@@ -11,6 +11,8 @@ The recorded tier launches it as a real subprocess (``sys.executable scripted_ag
     READ <path>      fs/read_text_file; replies with the content (or the error code)
     TERM             a tool running a client terminal (`printf`), output read back, released
     SLOW             40 chunks 0.05 s apart; honours session/cancel
+    DANGLE           a tool left in_progress, then end_turn (the agent never finishes it)
+    DANGLESLOW       a tool left in_progress, then SLOW's chunks (honours session/cancel)
     HOLD             a permission request that stays open until answered or cancelled
     PLAN / USAGE / COMMANDS / TITLE    one such update, then text
     UNKNOWNREQ       an agent→client request no client knows; replies with the error code
@@ -271,6 +273,15 @@ class Scripted(Agent):  # type: ignore[misc]
             with anyio.move_on_after(0.05):
                 await self.cancelled[sid].wait()
         return "end_turn"
+
+    async def _do_dangle(self, sid: str, rest: str, prompt: Any) -> str:
+        await self._update(sid, start_tool_call("g1", "Run watch", kind="execute", status="in_progress"))
+        await self._say(sid, "left running")
+        return "end_turn"
+
+    async def _do_dangleslow(self, sid: str, rest: str, prompt: Any) -> str:
+        await self._update(sid, start_tool_call("g2", "Run watch", kind="execute", status="in_progress"))
+        return await self._do_slow(sid, rest, prompt)
 
     async def _do_hold(self, sid: str, rest: str, prompt: Any) -> str:
         tool = ToolCallUpdate(tool_call_id="h1", title="Run rm -rf junk", kind="execute", status="pending")

@@ -3,20 +3,30 @@
 ``vendor_agent.py FLAVOR [args...]`` — FLAVOR is cursor, grok, qwen, gemini, kiro, hermes, steer or
 plain; ``vendor_agent.py about`` answers cursor's preflight (exit 1 when ``VENDOR_LOGGED_OUT=1``).
 The first word of a prompt picks a script (see ``SCRIPTS``). ``VENDOR_LOG`` names a file where the
-order of what the client sent is appended (one method per line).
+order of what the client sent is appended: one method per line, ``prompt <text>`` for each prompt,
+``reply <id> <result>`` for each answer to one of the agent's requests, and ``early <line>`` when
+the client wrote something before the agent answered a hidden ``/effort`` prompt.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import sys
 import time
 from typing import Any
 
 FLAVOR = sys.argv[1] if len(sys.argv) > 1 else "plain"
 SESSION = "vs-1"
-state: dict[str, Any] = {"model": "grok-4", "effort": "low", "mode": "default", "cancelled": False, "next": 100}
+state: dict[str, Any] = {
+    "model": "grok-4",
+    "effort": "low",
+    "mode": "default",
+    "cancelled": False,
+    "next": 100,
+    "pushback": [],  # lines read ahead (by the /effort script's look at what is waiting)
+}
 
 
 def send(frame: dict[str, Any]) -> None:
@@ -40,10 +50,13 @@ def say(text: str) -> None:
 
 
 def read() -> dict[str, Any] | None:
-    line = sys.stdin.readline()
+    line = state["pushback"].pop(0) if state["pushback"] else sys.stdin.readline()
     if not line:
         return None
-    return json.loads(line)
+    frame: dict[str, Any] = json.loads(line)
+    if "method" not in frame and "id" in frame:
+        log(f"reply {frame['id']} {json.dumps(frame.get('result', frame.get('error')))}")
+    return frame
 
 
 def call(method: str, params: dict[str, Any], request_id: Any = None) -> dict[str, Any]:
@@ -159,6 +172,7 @@ def permission(request_id: Any = None) -> dict[str, Any]:
 def prompt(frame: dict[str, Any]) -> None:
     params = frame["params"]
     text = " ".join(block.get("text", "") for block in params["prompt"]).strip()
+    log(f"prompt {text}")
     word, _, rest = text.partition(" ")
     state["cancelled"] = False
     stop = SCRIPTS.get(word, default)(rest, params)
@@ -247,6 +261,18 @@ def effort(rest: str, params: dict[str, Any]) -> str:
     state["effort"] = rest
     say(f"Effort set to {rest}")
     send({"jsonrpc": "2.0", "method": "_kiro.dev/metadata", "params": {"sessionId": SESSION, "effort": rest}})
+    # kiro runs one prompt at a time: no other prompt may arrive before this one is answered
+    ready, _, _ = select.select([sys.stdin], [], [], 0.3)
+    if ready:
+        line = sys.stdin.readline()
+        state["pushback"].append(line)
+        if '"session/prompt"' in line:
+            log("early " + line.strip())
+    return "end_turn"
+
+
+def env(rest: str, params: dict[str, Any]) -> str:
+    say(os.environ.get(rest, "<unset>"))
     return "end_turn"
 
 
@@ -305,6 +331,7 @@ SCRIPTS = {
     "GROKEND": grok_end,
     "READMISSING": read_missing,
     "/effort": effort,
+    "ENV": env,
     "HOLD": hold,
     "WITHDRAW": withdraw,
     "DRAIN": drain,
