@@ -320,7 +320,7 @@ class LiveSubject:
             Scenario.PERMISSION: f"WRITE {workspace / 'permitted.txt'} allowed-by-conformance",
             Scenario.CANCEL: "SLOW 40",
         }
-        follow_up = "Say hello again." if scenario is Scenario.CANCEL else None
+        follow_up = "Say hello again." if scenario in (Scenario.CANCEL, Scenario.PERMISSION) else None
         return Launch(runtime(), agent, options, prompts.get(scenario, "Say hello."), follow_up)
 
 

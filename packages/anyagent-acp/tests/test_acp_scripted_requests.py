@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import anyio
@@ -142,3 +144,20 @@ async def test_agent_turn_after_a_prompt_is_inferred_by_the_quiet_window(tmp_pat
     assert text_of(second) == "by myself"
     stop = kinds(second, TurnEnded)[-1].stop
     assert stop == Completed(source=stop.source) and stop.source.value == "inferred"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell and signals")
+async def test_close_stops_a_terminal_the_agent_left_running(tmp_path: Path) -> None:
+    pid_file = tmp_path / "terminal.pid"
+    async with opened(tmp_path) as (session, reader):
+        await session.prompt(f"TERMLONG {pid_file}")
+        assert text_of(await reader.turn()) == "left a terminal running"
+        with anyio.fail_after(10):
+            while not pid_file.exists() or not pid_file.read_text().strip():
+                await anyio.sleep(0.02)
+        pid = int(pid_file.read_text())
+        closing = anyio.current_time()
+    # the session and its runtime are closed: nothing waited for the command's own end (60 s)
+    assert anyio.current_time() - closing < 5
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

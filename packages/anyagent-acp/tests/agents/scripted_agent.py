@@ -10,6 +10,7 @@ The recorded tier launches it as a real subprocess (``sys.executable scripted_ag
                      allow → fs/write_text_file, tool completed; reject → text "rejected", end_turn
     READ <path>      fs/read_text_file; replies with the content (or the error code)
     TERM             a tool running a client terminal (`printf`), output read back, released
+    TERMLONG <file>  a client terminal running `sleep 60` (its pid written to <file>), never released
     SLOW             40 chunks 0.05 s apart; honours session/cancel
     DANGLE           a tool left in_progress, then end_turn (the agent never finishes it)
     DANGLESLOW       a tool left in_progress, then SLOW's chunks (honours session/cancel)
@@ -263,6 +264,12 @@ class Scripted(Agent):  # type: ignore[misc]
         await self._update(sid, update_tool_call("x1", status="completed"))
         await self.conn.release_terminal(session_id=sid, terminal_id=terminal.terminal_id)
         await self._say(sid, f"exit={exit_status.exit_code} out={output.output}")
+        return "end_turn"
+
+    async def _do_termlong(self, sid: str, rest: str, prompt: Any) -> str:
+        script = f"echo $$ > {rest.strip()}; exec sleep 60"
+        await self.conn.create_terminal(session_id=sid, command="/bin/sh", args=["-c", script])
+        await self._say(sid, "left a terminal running")
         return "end_turn"
 
     async def _do_slow(self, sid: str, rest: str, prompt: Any) -> str:
