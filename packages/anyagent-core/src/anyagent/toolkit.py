@@ -397,22 +397,17 @@ class DriverLoop(Generic[F]):
             if generation != self._generation:
                 return  # replaced while this frame was read: the new connection serves now
             kind = type(frame)
-            if kind is BadLine:
-                bad: Any = frame
-                await self.diagnostic(
-                    f"{self.name} wrote a line anyagent cannot read ({bad.reason})",
-                    DiagnosticCode.BAD_LINE,
-                    DiagnosticLevel.INFO,
-                    bad.text,
-                )
-            elif kind is Stray:
-                stray: Any = frame
-                await self.diagnostic(
-                    f"unexpected frame from {self.name}: {stray.reason}",
-                    DiagnosticCode.UNKNOWN_FRAME,
-                    DiagnosticLevel.INFO,
-                    stray.frame,
-                )
+            if kind is BadLine or kind is Stray:
+                odd: Any = frame
+                if kind is BadLine:
+                    what, code, raw = (
+                        f"wrote a line anyagent cannot read ({odd.reason})",
+                        DiagnosticCode.BAD_LINE,
+                        odd.text,
+                    )
+                else:
+                    what, code, raw = f"sent an unexpected frame: {odd.reason}", DiagnosticCode.UNKNOWN_FRAME, odd.frame
+                await self.diagnostic(f"{self.name} {what}", code, DiagnosticLevel.INFO, raw)
             else:
                 try:
                     await on_frame(frame)  # type: ignore[arg-type]  # not a BadLine or Stray here
