@@ -6,6 +6,7 @@ Each test is one named contract; every test runs on asyncio and trio.
 from __future__ import annotations
 
 import anyio
+import attrs
 import pytest
 from coresupport import Reader, kinds, mock_session, recording_runtime, statuses
 
@@ -30,6 +31,7 @@ from anyagent import (
     SessionClosed,
     SessionOptions,
     SessionStatus,
+    SessionUpdated,
     Started,
     StatusChanged,
     Steered,
@@ -593,3 +595,78 @@ async def test_29_dropping_every_session_handle_closes_and_the_reader_still_sees
         rest = await reader.rest()
         ended = [e.kind for e in rest if isinstance(e.kind, TurnEnded)]
         assert ended == [TurnEnded(Cancelled())]
+
+
+class _SlowSettingDriver(seam.Driver):
+    """Confirms a between-turns setting late, after an unrelated info update, and records when
+    each prompt reached it."""
+
+    def __init__(self, log: list[str]) -> None:
+        from anyagent import AgentDetails, Capabilities
+        from anyagent.mock import select_option
+
+        option = select_option("effort", ["low", "high"], "low", between_turns=True)
+        self.info = seam.DriverInfo(
+            details=AgentDetails(capabilities=Capabilities(), config_options=(option,)),
+            configuration={"effort": "low"},
+        )
+        self.log = log
+
+    async def run(self, link: seam.DriverLink) -> None:
+        async with anyio.create_task_group() as tg:
+            async for command in link.commands:
+                if isinstance(command, seam.Close):
+                    await link.info_changed(attrs.evolve(self.info, title="late news"))  # while closing
+                    break
+                await self._handle(link, command, tg)
+            tg.cancel_scope.cancel()
+
+    async def _confirm_later(self, link: seam.DriverLink, value: str) -> None:
+        await anyio.sleep(0.3)  # a relaunch or a hidden prompt, while commands keep flowing
+        self.info = attrs.evolve(self.info, configuration={"effort": value})
+        self.log.append("confirmed")
+        await link.info_changed(self.info)
+
+    async def _handle(self, link: seam.DriverLink, command: seam.DriverCommand, tg: anyio.abc.TaskGroup) -> None:
+        if isinstance(command, seam.Configure):
+            self.log.append(f"configure {command.value}")
+            await link.info_changed(attrs.evolve(self.info, title="renamed"))  # unrelated
+            tg.start_soon(self._confirm_later, link, str(command.value))
+        elif isinstance(command, seam.StartTurn):
+            self.log.append(f"prompt {command.input.content}")
+            await link.turn_ack()
+            await link.turn_end(Completed())
+
+
+async def test_30_only_the_confirmation_of_a_between_turns_setting_releases_the_next_prompt() -> None:
+    from anyagent import AgentProfile, Register, hookimpl
+
+    log: list[str] = []
+
+    class SlowAdapter(seam.Adapter):
+        wire = "slow"
+
+        async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
+            return _SlowSettingDriver(log)
+
+    class Plugin:
+        @hookimpl
+        def anyagent_adapters(self, register: Register) -> None:
+            register.adapter(SlowAdapter)
+
+        @hookimpl
+        def anyagent_agents(self, register: Register) -> None:
+            register.profile(AgentProfile(id="slow", name="Slow", wire="slow", executables=()))
+
+    async with Runtime(plugins=[], _builtins=[Plugin()]) as runtime:
+        agent = (await runtime.discover()).require("slow")
+        session, events = await runtime.open(agent, SessionOptions.in_dir("."))
+        reader = Reader(events)
+        await session.configure("effort", "high")
+        delivery = await session.prompt("next")
+        assert delivery.kind == Queued(0)
+        await reader.turn()
+        assert log == ["configure high", "confirmed", "prompt next"]
+        await session.close()
+        after_close = await reader.rest()
+        assert not [e for e in after_close if isinstance(e.kind, SessionUpdated)]  # news while closing is moot

@@ -185,7 +185,7 @@ class _Engine:
         self._late_end_noted = False
         # between-turns settings: held while a turn runs, then awaited before the next prompt
         self._held_config: dict[str, ConfigValue] = {}
-        self._config_pending = 0
+        self._config_waits: list[tuple[str, ConfigValue]] = []  # sent, not yet confirmed or refused
         self._config_deadline: float | None = None
         # handles: the session ends when its Events or its last Session handle is dropped
         self._handles = 0
@@ -462,8 +462,12 @@ class _Engine:
     # -----------------------------------------------------------------------------------------
     # between-turns settings
 
+    @property
+    def _config_pending(self) -> bool:
+        return bool(self._config_waits)
+
     def _send_config(self, option_id: str, value: ConfigValue) -> None:
-        self._config_pending += 1
+        self._config_waits.append((option_id, value))
         self._set_deadline("_config_deadline", anyio.current_time() + CONFIGURE_GRACE)
         self._send(seam.Configure(option_id, value))
 
@@ -472,12 +476,21 @@ class _Engine:
         for option_id, value in held.items():
             self._send_config(option_id, value)
 
-    def _config_settled(self) -> None:
-        if not self._config_pending:
+    def _config_settled(self, info: seam.DriverInfo | None) -> None:
+        """An ``InfoChanged`` (``info``) settles the between-turns settings it shows applied; a
+        refusal (None) settles the oldest one. When none is left, queued prompts go ahead."""
+        if not self._config_waits:
             return
-        self._config_pending -= 1
-        if self._config_pending:
+        if info is None:
+            self._config_waits.pop(0)
+        else:
+            applied = info.configuration
+            self._config_waits = [(o, v) for o, v in self._config_waits if o not in applied or applied[o] != v]
+        if self._config_waits:
             return
+        self._config_released()
+
+    def _config_released(self) -> None:
         self._config_deadline = None
         if self._state is _State.IDLE and self._turn is None and self._queue:
             self._promotion_pending = True
@@ -539,13 +552,13 @@ class _Engine:
                 self._begin_close()  # the events still reach whoever reads them
         if self._config_deadline is not None and now >= self._config_deadline:
             self._config_deadline = None
-            if self._config_pending:
-                self._config_pending = 1
+            if self._config_waits:
+                self._config_waits.clear()
                 self._diagnostic(
                     "the agent did not confirm a between-turns setting; queued prompts go ahead",
                     DiagnosticCode.CONFIGURE_UNCONFIRMED,
                 )
-                self._config_settled()
+                self._config_released()
         if self._close_deadline is not None and now >= self._close_deadline:
             self._close_deadline = None
             if self._driver_scope is not None:
@@ -599,7 +612,7 @@ class _Engine:
                 self._emit(RequestClosed(event.request_id), turn.info)
         elif isinstance(event, seam.InfoChanged):
             self._on_info_changed(event.info)
-            self._config_settled()
+            self._config_settled(event.info)
         elif isinstance(event, seam.AuthLost):
             if self._turn is not None:
                 self._end_turn(Failed("the agent needs a login"))
@@ -611,8 +624,8 @@ class _Engine:
 
     def _on_content(self, event: seam.Content) -> None:
         kind = event.kind
-        if self._config_pending and isinstance(kind, Diagnostic) and kind.diagnostic.code in _CONFIG_REFUSALS:
-            self._config_settled()
+        if self._config_waits and isinstance(kind, Diagnostic) and kind.diagnostic.code in _CONFIG_REFUSALS:
+            self._config_settled(None)
         if isinstance(kind, _ENGINE_OWNED):
             self._diagnostic(
                 f"the adapter sent the engine-owned event {type(kind).__name__}; dropped",
@@ -706,7 +719,8 @@ class _Engine:
             resume_token=info.resume_token,
             title=info.title,
         )
-        self._emit(SessionUpdated(self._info), self._turn_info())
+        if self._state is not _State.CLOSING:  # what the agent reports while shutting down is moot
+            self._emit(SessionUpdated(self._info), self._turn_info())
 
     def _on_driver_gone(self) -> None:
         if self._state in (_State.CLOSING, _State.CLOSED):
