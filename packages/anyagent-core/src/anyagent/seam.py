@@ -21,8 +21,8 @@ Commands the engine sends (``DriverCommand``):
     close): if the wire waits for an answer, say no (``toolkit.RequestBook`` does this once).
     ``Close()`` – shut the agent down and return from ``run``.
     A setting whose ``ConfigOption.between_turns`` is set only arrives while no turn runs, and the
-    engine starts no prompt until it is confirmed (``InfoChanged``) or refused (a diagnostic
-    ``configure_refused``).
+    engine starts no prompt until it is confirmed (an ``InfoChanged`` whose ``configuration``
+    holds the new value) or refused (a diagnostic ``configure_refused``).
 
 What an adapter sends back (``DriverEvent``):
     ``Content(kind, parent_tool_id, extensions)`` – text, tools, requests, usage, diagnostics.
