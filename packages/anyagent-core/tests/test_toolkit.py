@@ -166,6 +166,10 @@ async def test_send_request_answers_arrive_in_wire_order(tmp_path: Path) -> None
         assert isinstance(response, Response) and response.id == failed and not response.ok
         assert response.error is not None and response.error.code == -32000
         assert await peer.request("echo", 5) == 5  # the waiting kind still works beside it
+        reserved = peer.new_id()
+        assert await peer.send_request("echo", 6, request_id=reserved) == reserved
+        with anyio.fail_after(10):
+            assert await peer.receive() == Response(reserved, "echo", 6)
         gone = await peer.send_request("echo", 9)
         peer.forget(gone)
         with anyio.fail_after(10):

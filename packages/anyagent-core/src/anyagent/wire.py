@@ -425,11 +425,17 @@ class JsonRpcPeer:
             raise slot.error
         return slot.result
 
-    async def send_request(self, method: str, params: JSON = None) -> int:
-        """Send a request and return its id at once; its ``Response`` arrives through ``receive``.
-        ``ProcessExited``/``ProtocolFailed`` when the agent no longer reads."""
+    def new_id(self) -> int:
+        """Reserve a request id for ``send_request(..., request_id=...)``, so the caller knows it
+        before the write (the answer may be read by another task while the write is under way)."""
+        return next(self._ids)
+
+    async def send_request(self, method: str, params: JSON = None, *, request_id: int | None = None) -> int:
+        """Send a request and return its id (``request_id`` from ``new_id``, else a fresh one);
+        its ``Response`` arrives through ``receive``. ``ProcessExited``/``ProtocolFailed`` when the
+        agent no longer reads."""
         self._raise_if_ended()
-        rid = next(self._ids)
+        rid = next(self._ids) if request_id is None else request_id
         self._pending[rid] = _Pending(method, in_order=True)
         try:
             await self.lines.send(self._message(id=rid, method=method, params=params))
