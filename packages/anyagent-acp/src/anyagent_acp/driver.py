@@ -113,8 +113,8 @@ class Handshaken:
     name: str = "the agent"
 
 
-# -- what we sent and wait for. ``rpc_id`` is None while the frame is being written: the commands
-# write one at a time, so an answer of that method arriving meanwhile can only be its own.
+# -- what we sent and wait for: ``rpc_id`` is reserved before the write (``JsonRpcPeer.new_id``),
+# so an answer the reader takes while the frame is still being written finds its sender.
 
 
 @attrs.define
@@ -124,7 +124,6 @@ class _Prompt:
     params: dict[str, Any]
     prompt_id: str
     rpc_id: int | None = None
-    method: str = _PROMPT
     cancel_requested: bool = False
     saw_content: bool = False
     retried: bool = False
@@ -137,7 +136,6 @@ class _Effort:
 
     level: str
     rpc_id: int | None = None
-    method: str = _PROMPT
     deferred: bool = False
 
 
@@ -146,7 +144,6 @@ class _Steer:
     """A ``_session/steering`` of ours."""
 
     rpc_id: int | None = None
-    method: str = _STEER
 
 
 _Sent = Union[_Prompt, _Effort, _Steer]
@@ -531,16 +528,12 @@ class AcpDriver(seam.Driver):
         else:
             await toolkit.refuse(self.loop.link, command, _REFUSALS.get(type(command)))
 
-    async def _send_request(self, method: str, params: dict[str, Any]) -> int | None:
-        """Send a request whose answer comes through the reader; its id, or None when the agent no
-        longer reads (reported once by the loop)."""
-        sent: list[int] = []
-
-        async def send() -> None:
-            sent.append(await self._peer.send_request(method, params))
-
-        await self.loop.write(send())
-        return sent[0] if sent else None
+    async def _send_request(self, sent: _Sent, method: str, params: dict[str, Any]) -> None:
+        """Send a request whose answer comes through the reader, its id in ``sent.rpc_id`` before the
+        write; ``rpc_id`` None after it when the agent no longer reads (reported once by the loop)."""
+        sent.rpc_id = self._peer.new_id()
+        if not await self.loop.write(self._peer.send_request(method, params, request_id=sent.rpc_id)):
+            sent.rpc_id = None
 
     async def _start_turn(self, value: Input) -> None:
         await self.loop.send(seam.TurnAck())
@@ -556,7 +549,7 @@ class AcpDriver(seam.Driver):
             self._late.add(self._prompt.rpc_id)  # the engine ended that turn without the wire
         prompt = self._prompt = _Prompt(params, prompt_id)
         self._turn_chars = sum(len(j.text(block.get("text"), "")) for block in blocks)
-        prompt.rpc_id = await self._send_request(_PROMPT, params)
+        await self._send_request(prompt, _PROMPT, params)
         if prompt.rpc_id is None:
             self._prompt = None
             await self.loop.send(seam.TurnEnd(Failed("the prompt could not be sent: the agent no longer reads")))
@@ -564,7 +557,7 @@ class AcpDriver(seam.Driver):
     async def _steer_turn(self, value: Input) -> None:
         blocks, _problems = await prompt_blocks(value, self._media)
         steer = self._steer = _Steer()
-        steer.rpc_id = await self._send_request(_STEER, {"sessionId": self._session_id, "prompt": blocks})
+        await self._send_request(steer, _STEER, {"sessionId": self._session_id, "prompt": blocks})
         if steer.rpc_id is None:
             self._steer = None
             await self.loop.send(seam.SteerResult(False))
@@ -621,7 +614,7 @@ class AcpDriver(seam.Driver):
             and not prompt.retried
         ):
             prompt.retried = True
-            prompt.rpc_id = await self._send_request(_PROMPT, prompt.params)
+            await self._send_request(prompt, _PROMPT, prompt.params)
             if prompt.rpc_id is not None:
                 return
             stop = Failed("the prompt could not be sent again: the agent no longer reads")
@@ -711,7 +704,7 @@ class AcpDriver(seam.Driver):
             return
         effort = self._effort = _Effort(level)
         prompt = [{"type": "text", "text": f"/effort {level}"}]
-        effort.rpc_id = await self._send_request(_PROMPT, {"sessionId": self._session_id, "prompt": prompt})
+        await self._send_request(effort, _PROMPT, {"sessionId": self._session_id, "prompt": prompt})
         if effort.rpc_id is None:
             await self._effort_refused(effort, "the agent no longer reads")
 
@@ -736,13 +729,8 @@ class AcpDriver(seam.Driver):
 
 
 def _answered(response: Response, waiting: Sequence[_Sent | None]) -> _Sent | None:
-    """Which of ``waiting`` ``response`` answers: the one with its id, else the one still being
-    written if the method matches."""
-    pending = [sent for sent in waiting if sent is not None]
-    by_id = next((sent for sent in pending if sent.rpc_id == response.id), None)
-    if by_id is not None:
-        return by_id
-    return next((sent for sent in pending if sent.rpc_id is None and sent.method == response.method), None)
+    """Which of ``waiting`` ``response`` answers (by id)."""
+    return next((sent for sent in waiting if sent is not None and sent.rpc_id == response.id), None)
 
 
 def config_call(
