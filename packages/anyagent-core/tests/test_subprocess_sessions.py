@@ -5,102 +5,28 @@ from __future__ import annotations
 
 import gc
 import os
-import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
+from linessupport import SPAWNED, Plugin, agent
 
 from anyagent import (
-    AgentDetails,
     AgentInstallation,
-    AgentProfile,
     Completed,
     Diagnostic,
     Failed,
     HandshakeTimeout,
     ProcessExited,
-    ProtocolFailed,
     Runtime,
     SessionOptions,
     SpawnFailed,
     TextDelta,
     TurnEnded,
-    hookimpl,
     seam,
-    toolkit,
 )
-from anyagent.process import AgentProcess
-from anyagent.wire import JsonLines, WireRecorder
 
 pytestmark = pytest.mark.anyio
-
-AGENT = Path(__file__).parent / "fakes" / "lines_agent.py"
-SPAWNED: list[int] = []
-
-
-class LinesDriver(seam.Driver):
-    """A whole driver on ``anyagent.toolkit``: a translator and the commands, nothing else."""
-
-    def __init__(self, process: AgentProcess, lines: JsonLines, recorder: WireRecorder | None) -> None:
-        self.info = seam.DriverInfo(details=AgentDetails(version="1.0"))
-        self.lines = lines
-        self.loop: toolkit.DriverLoop[dict[str, Any]] = toolkit.DriverLoop(
-            self._on_frame, self._on_command, recorder=recorder, close_grace=0.5
-        )
-        self.loop.attach(process, lines)
-
-    async def run(self, link: seam.DriverLink) -> None:
-        await self.loop.run(link)
-
-    async def aclose(self) -> None:
-        await self.loop.shutdown()
-
-    async def _on_frame(self, frame: dict[str, Any]) -> None:
-        link = self.loop.link
-        if "ack" in frame:
-            await link.turn_ack()
-        elif "text" in frame:
-            await link.content(TextDelta("m1", frame["text"].upper() if frame.get("shout") else frame["text"]))
-        elif "end" in frame:
-            await link.turn_end(Completed())
-        elif "boom" in frame:
-            raise KeyError("the translator has a bug")
-
-    async def _on_command(self, command: seam.DriverCommand) -> None:
-        if isinstance(command, seam.StartTurn):
-            await self.loop.write(self.lines.send({"prompt": command.input.content, "turn": command.turn_id}))
-        else:
-            await toolkit.refuse(self.loop.link, command)
-
-
-class LinesAdapter(seam.Adapter):
-    wire = "lines"
-
-    async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
-        async with toolkit.launching(request) as launch:
-            process = await launch.spawn()
-            SPAWNED.append(process.pid)
-            lines = JsonLines(process)
-            hello = await lines.receive()
-            if not isinstance(hello, dict) or "hello" not in hello:
-                raise ProtocolFailed("no hello")
-            return LinesDriver(process, lines, launch.recorder)
-
-
-class Plugin:
-    @hookimpl
-    def anyagent_adapters(self) -> list[type[seam.Adapter]]:
-        return [LinesAdapter]
-
-    @hookimpl
-    def anyagent_agents(self) -> list[AgentProfile]:
-        return [AgentProfile(id="lines", name="Lines", wire="lines", executables=("lines-agent",))]
-
-
-def agent(mode: str) -> AgentInstallation:
-    return AgentInstallation(id="lines", name="Lines", executable_path=sys.executable, args=(str(AGENT), mode))
 
 
 def assert_reaped(pid: int) -> None:

@@ -12,13 +12,12 @@ from typing import Any
 import anyio
 import pytest
 from coresupport import Reader
+from linessupport import DRIVERS, Plugin, agent
 
 from anyagent import (
-    AgentDetails,
     AgentInstallation,
     AgentProfile,
     Cancelled,
-    Completed,
     Diagnostic,
     DiagnosticCode,
     Failed,
@@ -28,7 +27,6 @@ from anyagent import (
     SessionOptions,
     TextDelta,
     TurnEnded,
-    hookimpl,
     jsonread,
     seam,
     toolkit,
@@ -228,90 +226,9 @@ async def test_the_request_book_declines_each_request_once() -> None:
 # the loop
 
 
-class EchoingDriver(seam.Driver):
-    """A driver whose every piece but the translation is the toolkit's; ``relaunch`` swaps the
-    process under the running loop the way Claude Code's fast mode does."""
-
-    def __init__(self, request: seam.ConnectRequest, process: Any, lines: JsonLines) -> None:
-        self.request = request
-        self.info = seam.DriverInfo(details=AgentDetails(version="1"))
-        self.lines = lines
-        self.loop: toolkit.DriverLoop[dict[str, Any]] = toolkit.DriverLoop(
-            self._on_frame, self._on_command, close_grace=0.5, name="the lines agent"
-        )
-        self.loop.attach(process, lines)
-        self.processes = [process]
-
-    async def run(self, link: seam.DriverLink) -> None:
-        await self.loop.run(link)
-
-    async def aclose(self) -> None:
-        await self.loop.shutdown()
-
-    async def _on_frame(self, frame: dict[str, Any]) -> None:
-        link = self.loop.link
-        if "ack" in frame:
-            await link.turn_ack()
-        elif "text" in frame:
-            await link.content(TextDelta("m1", frame["text"]))
-        elif "end" in frame:
-            await link.turn_end(Completed())
-
-    async def _on_command(self, command: seam.DriverCommand) -> None:
-        if isinstance(command, seam.StartTurn):
-            if command.input.content == "explode":
-                raise RuntimeError("a bug in the adapter")
-            if command.input.content == "relaunch":
-                await self._relaunch()
-            await self.loop.write(self.lines.send({"prompt": command.input.content, "turn": command.turn_id}))
-        else:
-            await toolkit.refuse(self.loop.link, command)
-
-    async def _relaunch(self) -> None:
-        old = self.processes[-1]
-        process = await spawn(toolkit.launch_argv(self.request), cwd=self.request.options.cwd)
-        lines = JsonLines(process)
-        await lines.receive()  # hello
-        self.lines = lines
-        self.processes.append(process)
-        self.loop.attach(process, lines)
-        await old.aclose(grace=0.5)
-
-
-DRIVERS: list[EchoingDriver] = []
-
-
-class EchoingAdapter(seam.Adapter):
-    wire = "echoing"
-
-    async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
-        async with toolkit.launching(request) as launch:
-            process = await launch.spawn()
-            lines = JsonLines(process)
-            await lines.receive()
-            driver = EchoingDriver(request, process, lines)
-        DRIVERS.append(driver)
-        return driver
-
-
-class Plugin:
-    @hookimpl
-    def anyagent_adapters(self) -> list[type[seam.Adapter]]:
-        return [EchoingAdapter]
-
-    @hookimpl
-    def anyagent_agents(self) -> list[AgentProfile]:
-        return [AgentProfile(id="echoing", name="Echoing", wire="echoing", executables=("echoing",))]
-
-
-def lines_agent() -> AgentInstallation:
-    args = (str(FAKES / "lines_agent.py"), "normal")
-    return AgentInstallation(id="echoing", name="Echoing", executable_path=Path(sys.executable), args=args)
-
-
 async def test_the_loop_survives_a_failing_command_swaps_processes_and_refuses_the_rest(tmp_path: Path) -> None:
     async with Runtime(plugins=[Plugin()]) as runtime:
-        session, events = await runtime.open(lines_agent(), SessionOptions.in_dir(tmp_path))
+        session, events = await runtime.open(agent("normal"), SessionOptions.in_dir(tmp_path))
         reader = Reader(events)
         async with session:
             await session.prompt("explode")

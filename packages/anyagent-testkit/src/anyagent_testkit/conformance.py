@@ -241,8 +241,12 @@ class _Checked:
         return event
 
 
-async def _open(runtime: Runtime, launch: Launch) -> tuple[Session, _Checked]:
+async def _open(runtime: Runtime, launch: Launch, needs: Capability | None = None) -> tuple[Session, _Checked]:
+    """Open the subject's session; with ``needs``, skip (closing it) unless it reports that capability."""
     session, events = await runtime.open(launch.agent, launch.options)
+    if needs is not None and not session.info().details.capabilities.supports(needs):
+        await session.close()
+        raise Skip(f"the adapter reports no Capability.{needs.name}")
     return session, _Checked(events)
 
 
@@ -432,10 +436,7 @@ async def check_permission_round_trip(subject: Subject, workdir: Path) -> None:
     """A permission request offers real choices; answering closes it and the turn goes on to its end."""
     launch = _launch(subject, Scenario.PERMISSION, workdir)
     async with launch.runtime as runtime:
-        session, events = await _open(runtime, launch)
-        if not session.info().details.capabilities.supports(Capability.PERMISSIONS):
-            await session.close()
-            raise Skip("the adapter reports no Capability.PERMISSIONS")
+        session, events = await _open(runtime, launch, needs=Capability.PERMISSIONS)
         async with session:
             delivery = await session.prompt(launch.prompt)
             collected: list[Event] = []
@@ -526,10 +527,7 @@ async def check_cancel_mid_request(subject: Subject, workdir: Path) -> None:
     if launch.follow_up is None:
         raise Skip(f"{subject.name} stages no follow_up turn after the permission scenario")
     async with launch.runtime as runtime:
-        session, events = await _open(runtime, launch)
-        if not session.info().details.capabilities.supports(Capability.PERMISSIONS):
-            await session.close()
-            raise Skip("the adapter reports no Capability.PERMISSIONS")
+        session, events = await _open(runtime, launch, needs=Capability.PERMISSIONS)
         async with session:
             delivery = await session.prompt(launch.prompt)
             collected: list[Event] = []
