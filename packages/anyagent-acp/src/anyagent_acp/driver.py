@@ -132,7 +132,8 @@ class _Prompt:
 @attrs.define
 class _Effort:
     """Kiro's hidden ``/effort <level>`` prompt. Info changes wait for its answer (``deferred``):
-    the engine starts no prompt until the first ``InfoChanged`` after it sent the setting."""
+    kiro announces the new level in its metadata before it answers the prompt, and an
+    ``InfoChanged`` showing the level is what lets the engine start the next prompt."""
 
     level: str
     rpc_id: int | None = None
