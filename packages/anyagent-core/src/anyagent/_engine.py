@@ -446,11 +446,10 @@ class _Engine:
 
     def _close_requests(self, turn: _Turn) -> None:
         """Close every open request of ``turn`` unanswered; the adapter declines them on its wire."""
-        for request_id in list(turn.requests):
-            self._emit(RequestClosed(request_id), turn.info)
         declined = list(turn.requests)
         turn.requests.clear()
         for request_id in declined:
+            self._emit(RequestClosed(request_id), turn.info)
             self._send(seam.Decline(request_id))
 
     def _promote(self) -> None:
@@ -859,14 +858,9 @@ class _Engine:
         turn = self._turn
         if turn is not None and not turn.cancel_requested:
             turn.cancel_requested = True
-            declined = list(turn.requests)
-            for request_id in declined:
-                self._emit(RequestClosed(request_id), turn.info)
-            turn.requests.clear()
             self._quiet_deadline = None
-            self._send(seam.Cancel())
-            for request_id in declined:
-                self._send(seam.Decline(request_id))
+            self._send(seam.Cancel())  # first: the Declines that follow find the turn stopping
+            self._close_requests(turn)
             self._set_deadline("_cancel_deadline", anyio.current_time() + CANCEL_GRACE)
         self._sync_status()
 
