@@ -141,7 +141,12 @@ async def test_disk_full_stops_recording_once_and_never_fails_a_turn(tmp_path: P
         reports.append(message)
         raise RuntimeError("a broken callback is swallowed too")
 
-    recorder = WireRecorder.open("/dev/full", on_failure=explode)
+    recorder = WireRecorder.open(tmp_path / "wire.jsonl", on_failure=explode)
+    full = os.open("/dev/full", os.O_WRONLY)
+    try:
+        os.dup2(full, recorder._fd)  # the disk fills up under an open recording
+    finally:
+        os.close(full)
     assert not reports
     async with running(agent("echo"), tmp_path, recorder=recorder) as proc:
         lines = JsonLines(proc)
@@ -151,7 +156,7 @@ async def test_disk_full_stops_recording_once_and_never_fails_a_turn(tmp_path: P
             assert await lines.receive() == {"echo": {"n": n}}
     assert len(reports) == 1 and "No space left on device" in reports[0]
     assert recorder.failure == reports[0]
-    assert os.stat("/dev/full").st_mode == mode  # a device is never chmod-ed
+    assert os.stat("/dev/full").st_mode == mode
 
 
 async def test_session_options_path_feeds_the_recorder(tmp_path: Path) -> None:
@@ -191,3 +196,98 @@ async def test_http_exchanges_are_recorded(tmp_path: Path) -> None:
     assert sse[1]["data"] == {"directory": "/w", "payload": {"type": "session.idle", "id": 1}}  # as sent
     assert sse[3] == {"kind": "sse", "stream": 3, "event": "message", "id": "7", "text": "not json at all"}
     assert shapes[-1] == {"kind": "sse_end", "stream": 3}
+
+
+# ---------------------------------------------------------------------------------------------
+# only a regular file, strict JSON
+
+
+def strict_records(path: Path) -> list[dict[str, Any]]:
+    def refuse(name: str) -> Any:
+        raise ValueError(f"non-strict JSON: {name}")
+
+    return [json.loads(line, parse_constant=refuse) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+async def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "wire.fifo"
+    os.mkfifo(fifo)
+    reports: list[str] = []
+    try:
+        with anyio.fail_after(5):  # before: the open blocked (the event loop) until someone read the FIFO
+            recorder = await anyio.to_thread.run_sync(
+                lambda: WireRecorder.open(fifo, on_failure=reports.append), abandon_on_cancel=True
+            )
+    finally:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # frees an open that blocked
+    assert recorder.failure is not None and "not a regular file" in recorder.failure
+    assert reports == [recorder.failure]
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # with a reader the open succeeds: still refused
+    try:
+        again = WireRecorder.open(fifo)
+        assert again.failure is not None and "not a regular file" in again.failure
+        again.note({"never": "written"})
+        assert os.read(reader, 100) == b""  # nothing written; the writer is gone
+    finally:
+        os.close(reader)
+    async with running(agent("echo"), tmp_path, recorder=recorder) as proc:
+        lines = JsonLines(proc)
+        await lines.receive()
+        await lines.send({"ok": True})
+        assert await lines.receive() == {"echo": {"ok": True}}
+
+
+async def test_a_device_is_refused(tmp_path: Path) -> None:
+    recorder = WireRecorder.open(os.devnull)
+    assert recorder.failure is not None and "not a regular file" in recorder.failure
+
+
+async def test_a_symlink_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me\n")
+    target.chmod(0o644)
+    link = tmp_path / "wire.jsonl"
+    link.symlink_to(target)
+    reports: list[str] = []
+    recorder = WireRecorder.open(link, on_failure=reports.append)
+    assert recorder.failure is not None and "symbolic link" in recorder.failure
+    assert reports == [recorder.failure]
+    recorder.process_started(["agent"], str(tmp_path))
+    recorder.note({"x": 1})
+    recorder.close()
+    assert target.read_text() == "keep me\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    dangling = tmp_path / "dangling.jsonl"
+    dangling.symlink_to(tmp_path / "created-through-the-link.jsonl")
+    assert WireRecorder.open(dangling).failure is not None
+    assert not (tmp_path / "created-through-the-link.jsonl").exists()
+
+
+async def test_recordings_are_strict_json_even_when_the_agent_writes_nan(tmp_path: Path) -> None:
+    path = tmp_path / "wire.jsonl"
+    recorder = WireRecorder.open(path)
+    script = (
+        "import sys\n"
+        'sys.stdout.write(\'{"cost": NaN, "n": [Infinity, -Infinity, 1.5]}\\n\')\n'
+        'sys.stdout.write(\'{"text": "NaN stays a string", "ok": true}\\n\')\n'
+        "sys.stdout.flush()\n"
+    )
+    async with running([sys.executable, "-c", script], tmp_path, recorder=recorder) as proc:
+        frames = [frame async for frame in JsonLines(proc)]
+        await proc.wait()
+    assert frames[0]["cost"] != frames[0]["cost"]  # the frame itself: NaN, as parsed
+    recorder.received({"late": float("nan")})
+    recorder.note({"ratio": float("inf")})
+    recorder.sent({"sent": float("-inf"), "bad": "\ud800"})  # a lone surrogate: the standard codec path
+    recorder.received_raw("raw")
+    recorder.http({"kind": "response", "body": {"v": float("nan"), "s": "\udc80"}})
+    recorder.close()
+    got = strict_records(path)
+    bodies = [{k: v for k, v in r.items() if k != "_t"} for r in got]
+    assert {"cost": None, "n": [None, None, 1.5]} in bodies
+    assert {"text": "NaN stays a string", "ok": True} in bodies
+    assert {"late": None} in bodies
+    assert {"_note": {"ratio": None}} in bodies
+    assert {"_sent": {"sent": None, "bad": "\ud800"}} in bodies
+    assert {"_http": {"kind": "response", "body": {"v": None, "s": "\udc80"}}} in bodies

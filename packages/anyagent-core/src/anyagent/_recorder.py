@@ -7,6 +7,9 @@ and ``_httpwire`` (HTTP exchanges) all use it without importing one another.
 
 from __future__ import annotations
 
+import errno
+import json
+import math
 import os
 import stat
 import time
@@ -21,6 +24,51 @@ from ._values import JSON
 __all__ = ["WireRecorder"]
 
 _BATCH_LIMIT = 256 * 1024  # bytes of recorded frames batched before a write
+_OPEN_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_APPEND
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO with no reader fails at once instead of blocking the loop
+    | getattr(os, "O_NOFOLLOW", 0)  # a symlink is refused, never appended through
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN and infinity replaced by None (null)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
+def _strict(value: Any) -> bytes:
+    """``_dumps`` as strict JSON: a non-finite float is written as null (msgspec already does so;
+    the standard codec's fallback would write ``NaN``)."""
+    data = _dumps(value)
+    if b"NaN" in data or b"Infinity" in data:
+        try:
+            data = _dumps(_finite(value))
+        except RecursionError:
+            data = _dumps({"_raw": "(a frame nested too deeply to record)"})
+    return data
+
+
+def _open_problem(path: Path, exc: OSError) -> OSError:
+    """The error to report for a failed open: what the path is when that is why."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return exc
+    if stat.S_ISLNK(mode):
+        return OSError(exc.errno, "it is a symbolic link (not followed)")
+    if not stat.S_ISREG(mode):
+        return OSError(exc.errno, "it is not a regular file")
+    return exc
 
 
 class WireRecorder:
@@ -35,12 +83,18 @@ class WireRecorder:
       line keeps its first 4 KiB and adds ``"_size": <bytes>``);
     * a process start: ``{"_meta": {"cmd": [...], "cwd": "..."}, "_t": 0.0}``; its end:
       ``{"_note": {"exit": <code or status text>}, "_t": …}``;
+    * every line is strict JSON: a ``NaN`` or infinity (an agent's own line included) is written
+      as ``null``;
     * HTTP wires: ``{"_http": {...}, "_t": …}`` where the inner object has ``kind``:
       ``"request"`` (``id``, ``method``, ``url``, ``body``), ``"response"`` (``id``, ``status``,
       ``body`` or ``text``), ``"error"`` (``id``, ``error``), ``"sse_open"`` (``stream``, ``url``,
       ``status``), ``"sse"`` (``stream``, ``event``, ``id``, ``data`` or ``text``),
       ``"sse_end"`` (``stream``, ``error`` when it broke). Request and response share ``id``;
       events share ``stream``. Headers are not recorded (they carry the session secret).
+
+    Only a regular file is recorded to: the path is opened non-blocking and without following a
+    symlink, and a FIFO, a device, a socket or a symlink is refused as a failure (below), so
+    opening never blocks the event loop and never writes through a link.
 
     Recording never fails a turn: the first write error (or a path that cannot be opened) stops
     the recording, sets ``failure``, and calls ``on_failure(message)`` once; ``take_failure()``
@@ -64,17 +118,28 @@ class WireRecorder:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, on_failure: Callable[[str], None] | None = None) -> WireRecorder:
-        """Open (append, create 0600) ``path``. Never raises for I/O: a bad path gives a recorder
-        whose ``failure`` is set (and ``on_failure`` has been called)."""
+        """Open (append, create 0600) the regular file ``path``. Never raises for I/O: a bad path
+        (missing directory, a symlink, a FIFO, a device) gives a recorder whose ``failure`` is set
+        (and ``on_failure`` has been called)."""
         recorder = cls(Path(path), on_failure)
         try:
-            fd = os.open(recorder.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o600)
+            fd = os.open(recorder.path, _OPEN_FLAGS, 0o600)
         except OSError as exc:
-            recorder._fail(exc)
+            recorder._fail(_open_problem(recorder.path, exc))
             return recorder
         try:
-            if stat.S_ISREG(os.fstat(fd).st_mode) and hasattr(os, "fchmod"):
-                os.fchmod(fd, 0o600)  # an existing file would keep its old mode (never chmod a device)
+            mode = os.fstat(fd).st_mode
+        except OSError as exc:
+            os.close(fd)
+            recorder._fail(exc)
+            return recorder
+        if not stat.S_ISREG(mode):  # a FIFO with a reader, a device: writes could block or go nowhere
+            os.close(fd)
+            recorder._fail(OSError(errno.EINVAL, "it is not a regular file"))
+            return recorder
+        try:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, 0o600)  # an existing file would keep its old mode
         except OSError:
             pass
         recorder._fd = fd
@@ -101,15 +166,15 @@ class WireRecorder:
     def process_started(self, argv: Sequence[str], cwd: str) -> None:
         """A new agent process: restart the clock and write its ``_meta`` line."""
         self._t0 = time.monotonic()
-        self._write(_dumps({"_meta": {"cmd": list(argv), "cwd": cwd}, "_t": 0.0}) + b"\n")
+        self._write(_strict({"_meta": {"cmd": list(argv), "cwd": cwd}, "_t": 0.0}) + b"\n")
 
     def note(self, fields: Mapping[str, JSON]) -> None:
         """A recorder annotation ``{"_note": fields}`` (not protocol)."""
-        self._wrap(b'{"_note":', _dumps(dict(fields)))
+        self._wrap(b'{"_note":', _strict(dict(fields)))
 
     def received(self, frame: Mapping[str, JSON]) -> None:
         """An agent → client frame (use when you parsed it yourself; JsonLines records for you)."""
-        self._received_line(_dumps(dict(frame)), frame, self._stamp())
+        self._received_line(_strict(dict(frame)), frame, self._stamp())
         self.flush()
 
     def received_raw(self, text: str, size: int | None = None) -> None:
@@ -118,15 +183,15 @@ class WireRecorder:
         if size is not None:
             record["_size"] = size
         record["_t"] = round(self.elapsed, 3)
-        self._write(_dumps(record) + b"\n")
+        self._write(_strict(record) + b"\n")
 
     def sent(self, frame: JSON) -> None:
         """A client → agent frame."""
-        self._sent_line(_dumps(frame))
+        self._sent_line(_strict(frame))
 
     def http(self, fields: Mapping[str, JSON]) -> None:
         """An HTTP exchange step: ``{"_http": fields}`` (see the class docstring for ``kind``)."""
-        self._wrap(b'{"_http":', _dumps(dict(fields)))
+        self._wrap(b'{"_http":', _strict(dict(fields)))
 
     def flush(self) -> None:
         """Write batched frames now."""
@@ -159,13 +224,20 @@ class WireRecorder:
         if not frame:
             batch += b"{" + stamp[1:]
         else:
-            # UTF-16/32 JSON cannot start and end with these bytes; padded or BOM lines re-serialize
-            batch += line if line[:1] == b"{" and line[-1:] == b"}" else _dumps(dict(frame))
+            # UTF-16/32 JSON cannot start and end with these bytes; padded or BOM lines re-serialize,
+            # and so do lines that may hold the NaN or Infinity the standard codec accepted
+            spliceable = line[:1] == b"{" and line[-1:] == b"}" and b"NaN" not in line and b"Infinity" not in line
+            batch += line if spliceable else _strict(dict(frame))
             batch[-1:] = stamp
         if len(batch) > _BATCH_LIMIT:
             self.flush()
 
     def _sent_line(self, payload: bytes) -> None:
+        if b"NaN" in payload or b"Infinity" in payload:  # the standard codec's fallback wrote them
+            try:
+                payload = _strict(json.loads(payload))
+            except (ValueError, RecursionError):
+                payload = _strict({"_raw": payload.decode("utf-8", "replace")})
         self._wrap(b'{"_sent":', payload)
 
     def _wrap(self, prefix: bytes, payload: bytes) -> None:
