@@ -657,3 +657,22 @@ def test_an_edit_carries_its_proposed_diff_until_its_result_and_a_failed_edit_dr
     assert denied.diffs == ()
     done = tool_finished(started, {"content": "ok"}, {"filePath": "/w/calc.py", "oldString": "x", "newString": "y"})
     assert [(d.old_text, d.new_text) for d in done.diffs] == [("x", "y")]
+
+
+def test_a_late_result_of_a_cancelled_turn_is_stamped_with_that_turn_and_leaves_the_next_alone() -> None:
+    t = Translator()
+    t.begin_turn("u1", "t1")
+    feed_all(t, f.message_start("m1"), f.text_delta("working"))
+    t.cancel()  # the engine gives up waiting and starts the next prompt before claude's result comes
+    t.begin_turn("u2", "t2")
+    feed_all(t, f.message_start("m2"), f.text_delta("second"))
+    late = kinds(t.feed(f.result(subtype="error_during_execution", is_error=True, terminal_reason="aborted_tools")))
+    assert late == [seam.TurnEnd(Cancelled(), turn_id="t1")]  # nothing of t2 is closed by it
+    own = kinds(t.feed(f.result()))
+    assert own[-1] == seam.TurnEnd(Completed(), turn_id="t2")
+    assert MessageEnded("m2") in own and MessageEnded("m1") not in own  # t1's message ended with t1
+    assert [mark.user_uuid for mark in t.history] == ["u1", "u2"]
+    t.begin_turn("u3", "t3")
+    t.forget_prompt("u3")  # never written: no result will come for it
+    t.begin_turn(None)  # a compaction: the engine's own turn
+    assert kinds(t.feed(f.result()))[-1] == seam.TurnEnd(Completed(), turn_id=None)

@@ -670,3 +670,41 @@ async def test_30_only_the_confirmation_of_a_between_turns_setting_releases_the_
         await session.close()
         after_close = await reader.rest()
         assert not [e for e in after_close if isinstance(e.kind, SessionUpdated)]  # news while closing is moot
+
+
+async def test_31_a_late_end_of_a_cancelled_turn_never_ends_the_next_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    import anyagent._engine as engine_module
+
+    monkeypatch.setattr(engine_module, "CANCEL_GRACE", 0.1)
+    script = (
+        Script(ignore_cancel=True)
+        .turn([Step.emit(text("m1", "slow")), Step.sleep(0.5), Step.send(seam.TurnEnd(Cancelled(), turn_id="t1"))])
+        .turn([Step.sleep(1.0), Step.emit(text("m2", "the real answer")), Step.end(completed())])
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("first")
+        await reader.kind(TextDelta)
+        await session.cancel()
+        first = await reader.turn()
+        assert first[-1].kind == TurnEnded(Cancelled())  # the engine gave up waiting
+        await session.prompt("second")
+        second = await reader.turn()
+        assert second[-1].kind == TurnEnded(Completed())
+        assert TextDelta("m2", "the real answer") in [e.kind for e in second]
+        late = [e.kind.diagnostic.code for e in second if isinstance(e.kind, Diagnostic)]
+        assert late == ["late_turn_end"]
+        assert kinds(second).count("MessageEnded") == 1
+
+
+async def test_32_closing_during_a_burst_emits_no_content_after_the_last_turn_ended() -> None:
+    script = Script().turn([Step.repeat(3000, Step.emit(text("m1", "x")))])
+    async with mock_session(script) as (session, reader):
+        await session.prompt("go")
+        for _ in range(20):
+            await reader.kind(TextDelta)
+        await session.close()
+        rest = await reader.rest()
+        ended = next(i for i, e in enumerate(rest) if isinstance(e.kind, TurnEnded))
+        after = [type(e.kind).__name__ for e in rest[ended + 1 :] if not isinstance(e.kind, StatusChanged)]
+        assert after == [], after
+        assert all(e.turn_info is not None for e in rest if isinstance(e.kind, TextDelta))

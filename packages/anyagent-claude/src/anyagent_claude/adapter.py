@@ -388,20 +388,22 @@ class ClaudeDriver(seam.Driver):
     async def _start_turn(self, command: seam.StartTurn) -> None:
         content, problems = await prompt_content(command.input)
         user_uuid = str(uuid.uuid4())
-        self._translator.begin_turn(user_uuid)
+        self._translator.begin_turn(user_uuid, command.turn_id)
         self._turn_user = user_uuid
         written = await self._write(frames.user_message(user_uuid, content))
         await self.loop.send(seam.TurnAck())
         for problem in problems:
             await self.loop.diagnostic(problem, DiagnosticCode.ATTACHMENT)
         if not written:
-            await self.loop.send(seam.TurnEnd(Failed(_STOPPED)))
+            self._translator.forget_prompt(user_uuid)
+            await self.loop.send(seam.TurnEnd(Failed(_STOPPED), turn_id=command.turn_id))
 
     async def _compact(self) -> None:
         user_uuid = str(uuid.uuid4())
         self._translator.begin_turn(user_uuid)
         self._turn_user = user_uuid
         if not await self._write(frames.user_message(user_uuid, "/compact")):
+            self._translator.forget_prompt(user_uuid)
             await self.loop.send(seam.TurnEnd(Failed(_STOPPED)))
 
     async def _cancel(self) -> None:
@@ -413,9 +415,10 @@ class ClaudeDriver(seam.Driver):
             cancelled = [item for item in j.arr(reply.body.get("cancelled")) if isinstance(item, str)]
             if turn_user is not None and turn_user in cancelled and self._turn_user == turn_user:
                 # the interrupt removed the prompt before it ran: no result will come
+                turn_id = self._translator.turn_of(turn_user)
                 self._translator.cancelled_without_result()
                 self._turn_user = None
-                await self.loop.send(seam.TurnEnd(Cancelled()))
+                await self.loop.send(seam.TurnEnd(Cancelled(), turn_id=turn_id))
 
         await self._request("interrupt", on_reply=receipt)
 
@@ -525,6 +528,7 @@ class ClaudeDriver(seam.Driver):
 
     def _adopt(self, connection: Connection) -> None:
         self._connection = connection
+        self._translator.new_process()  # results of prompts the old process never answered won't come
         self._models = models_of(connection.init) or self._models
         self._commands = commands_of(connection.init) or self._commands
         self.loop.attach(connection.process, connection)

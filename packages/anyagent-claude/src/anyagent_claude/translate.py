@@ -15,6 +15,7 @@ context occupancy, and the (user uuid, fork point) of every finished turn.
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Mapping, Sequence
 from typing import Any, Union
 
@@ -215,6 +216,7 @@ class Translator:
         self._usage: dict[str, int] | None = None
         self._usage_message: str | None = None
         self._turn_user: str | None = None
+        self._in_flight: collections.deque[tuple[str | None, str | None]] = collections.deque()
         self._turn_fork: str | None = None
         self._cancelling = False
         self._compacted = False
@@ -223,8 +225,17 @@ class Translator:
     # -----------------------------------------------------------------------------------------
     # driver → translator
 
-    def begin_turn(self, user_uuid: str | None) -> None:
-        """The driver wrote the prompt ``user_uuid`` (None: a turn anyagent did not prompt)."""
+    def begin_turn(self, user_uuid: str | None, turn_id: str | None = None) -> None:
+        """The driver wrote the prompt ``user_uuid`` for the engine's turn ``turn_id`` (None: a
+        compaction). Claude answers prompts in order, one ``result`` each, so results are matched
+        to prompts first in, first out: a result that arrives while a newer prompt is already on
+        the wire ends an older turn (one the engine gave up on) and is stamped with its id."""
+        if self._in_flight and self._turn_user is not None:
+            # the engine ended the previous turn without its result (a cancel it gave up on):
+            # close its books here, so its leftovers never spill into the new turn
+            self._forget_tools()
+            self._finish_turn(Cancelled())
+        self._in_flight.append((user_uuid, turn_id))
         self._turn_user = user_uuid
         self._turn_fork = None
         self._cancelling = False
@@ -245,7 +256,25 @@ class Translator:
 
     def cancelled_without_result(self) -> TurnFinished:
         """The interrupt removed the prompt before it ran: no ``result`` will come, end it here."""
+        self.forget_prompt(self._turn_user)
         return self._finish_turn(Cancelled())
+
+    def forget_prompt(self, user_uuid: str | None) -> str | None:
+        """Prompt ``user_uuid`` will get no ``result`` (never written, or removed by an interrupt);
+        returns its turn id."""
+        for entry in self._in_flight:
+            if entry[0] == user_uuid:
+                self._in_flight.remove(entry)
+                return entry[1]
+        return None
+
+    def new_process(self) -> None:
+        """A relaunched ``claude`` answers only the prompts written to it."""
+        self._in_flight.clear()
+
+    def turn_of(self, user_uuid: str | None) -> str | None:
+        """The engine turn of the prompt ``user_uuid`` still waiting for its result."""
+        return next((turn_id for uuid_, turn_id in self._in_flight if uuid_ == user_uuid), None)
 
     def answer(self, request_id: str, answer: Answer) -> dict[str, Any] | None:
         """The frame that answers the open ``can_use_tool`` request ``request_id`` (None if not open)."""
@@ -591,6 +620,10 @@ class Translator:
 
     def _result(self, frame: Mapping[str, Any], out: Translation) -> None:
         stop = self._stop(frame)
+        owner = self._in_flight.popleft()[1] if self._in_flight else None
+        if self._in_flight:  # a newer prompt is on the wire: this ends an older turn, already over
+            out.events.append(seam.TurnEnd(stop, turn_id=owner))
+            return
         self._forget_tools()
         for message_id in list(self._open):
             self._end_message(message_id, out)  # an interrupted message never gets its message_stop
@@ -599,7 +632,7 @@ class Translator:
             out.content(usage)
         finished = self._finish_turn(stop)
         out.notes.append(finished)
-        out.events.append(seam.TurnEnd(stop))
+        out.events.append(seam.TurnEnd(stop, turn_id=owner))
 
     def _stop(self, frame: Mapping[str, Any]) -> StopReason:
         if self._cancelling or j.text(frame.get("terminal_reason"), "").startswith("aborted"):

@@ -623,6 +623,8 @@ class _Engine:
 
     def _on_content(self, event: seam.Content) -> None:
         kind = event.kind
+        if self._state is _State.CLOSING and not isinstance(kind, Diagnostic):
+            return  # the last turn already ended Cancelled: what the agent still says is moot
         if self._config_waits and isinstance(kind, Diagnostic) and kind.diagnostic.code in _CONFIG_REFUSALS:
             self._config_settled(None)
         if isinstance(kind, _ENGINE_OWNED):
@@ -689,6 +691,14 @@ class _Engine:
             if self._state is _State.IDLE and not self._late_end_noted:
                 self._late_end_noted = True
                 self._diagnostic("a turn end arrived with no turn running; ignored", "late_turn_end")
+            return
+        if event.turn_id is not None and event.turn_id != turn.id:
+            # the end of a turn the engine already ended (a late answer to a cancel): never this one's
+            self._diagnostic(
+                f"the end of turn {event.turn_id} arrived after it was over; ignored",
+                DiagnosticCode.LATE_TURN_END,
+                turn_info=turn.info,
+            )
             return
         stop = event.stop
         if turn.awaiting_ack:

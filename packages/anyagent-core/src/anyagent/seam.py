@@ -207,10 +207,15 @@ class TurnAck:
 
 @attrs.frozen
 class TurnEnd:
-    """The wire says the turn is over. With ``parent_tool_id`` it is a subagent's end (consumed)."""
+    """The wire says the turn is over. With ``parent_tool_id`` it is a subagent's end (consumed).
+
+    ``turn_id``: the ``StartTurn.turn_id`` this end belongs to, when the adapter knows it. An end
+    stamped with a turn that is already over (the agent answered a cancel after the engine gave
+    up on it) is dropped with a ``late_turn_end`` diagnostic instead of ending the running turn."""
 
     stop: StopReason
     parent_tool_id: str | None = None
+    turn_id: str | None = None
 
 
 @attrs.frozen
@@ -342,9 +347,9 @@ class DriverLink:
         """Acknowledge ``StartTurn``."""
         await self.send(TurnAck())
 
-    async def turn_end(self, stop: StopReason, parent_tool_id: str | None = None) -> None:
-        """Report the wire's end of a turn."""
-        await self.send(TurnEnd(stop, parent_tool_id))
+    async def turn_end(self, stop: StopReason, parent_tool_id: str | None = None, turn_id: str | None = None) -> None:
+        """Report the wire's end of a turn (``turn_id``: the turn it ends, when known)."""
+        await self.send(TurnEnd(stop, parent_tool_id, turn_id))
 
     async def steered(self, accepted: bool) -> None:
         """Answer ``Steer``."""
