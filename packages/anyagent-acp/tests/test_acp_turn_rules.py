@@ -208,3 +208,22 @@ async def test_a_handshake_that_fails_after_spawn_reaps_the_agent_and_closes_the
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid_file.read_text()), 0)
     assert '"initialize"' in recording.read_text()
+
+
+async def test_a_prompt_after_a_cancel_the_agent_never_answers_still_reaches_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyagent._engine as engine_module
+
+    monkeypatch.setattr(engine_module, "CANCEL_GRACE", 0.3)
+    async with opened(tmp_path) as (session, reader):
+        await session.prompt("STUCK")
+        await reader.until(TextDelta)
+        await session.cancel()
+        stuck = await reader.turn()
+        assert kinds(stuck, TurnEnded) == [TurnEnded(Cancelled())]  # the engine stopped waiting
+        for _ in range(3):  # every later prompt reaches the agent and ends on its own answer
+            await session.prompt("hello")
+            turn = await reader.turn()
+            assert text_of(turn) == "Hello world"
+            assert kinds(turn, TurnEnded) == [TurnEnded(Completed())]

@@ -123,6 +123,7 @@ class _Prompt:
 
     params: dict[str, Any]
     prompt_id: str
+    turn_id: str | None = None
     rpc_id: int | None = None
     cancel_requested: bool = False
     saw_content: bool = False
@@ -515,7 +516,7 @@ class AcpDriver(seam.Driver):
     async def _on_command(self, command: seam.DriverCommand) -> None:
         await self._inbox.drained.wait()  # what the handshake read early is handled first
         if isinstance(command, seam.StartTurn):
-            await self._start_turn(command.input)
+            await self._start_turn(command.input, command.turn_id)
         elif isinstance(command, seam.Steer):
             await self._steer_turn(command.input)
         elif isinstance(command, seam.AnswerRequest):
@@ -536,7 +537,7 @@ class AcpDriver(seam.Driver):
         if not await self.loop.write(self._peer.send_request(method, params, request_id=sent.rpc_id)):
             sent.rpc_id = None
 
-    async def _start_turn(self, value: Input) -> None:
+    async def _start_turn(self, value: Input, turn_id: str) -> None:
         await self.loop.send(seam.TurnAck())
         blocks, problems = await prompt_blocks(value, self._media)
         for problem in problems:
@@ -548,7 +549,7 @@ class AcpDriver(seam.Driver):
             params["_meta"] = {"promptId": prompt_id, "requestId": prompt_id}
         if self._prompt is not None and self._prompt.rpc_id is not None:
             self._late.add(self._prompt.rpc_id)  # the engine ended that turn without the wire
-        prompt = self._prompt = _Prompt(params, prompt_id)
+        prompt = self._prompt = _Prompt(params, prompt_id, turn_id)
         self._turn_chars = sum(len(j.text(block.get("text"), "")) for block in blocks)
         await self._send_request(prompt, _PROMPT, params)
         if prompt.rpc_id is None:
@@ -634,9 +635,9 @@ class AcpDriver(seam.Driver):
         await self._prompt_done(prompt, stop)
 
     async def _prompt_done(self, prompt: _Prompt, stop: StopReason) -> None:
-        await self._finish_turn(Cancelled() if prompt.cancel_requested else stop)
+        await self._finish_turn(Cancelled() if prompt.cancel_requested else stop, prompt.turn_id)
 
-    async def _finish_turn(self, stop: StopReason) -> None:
+    async def _finish_turn(self, stop: StopReason, turn_id: str | None = None) -> None:
         """Close the message being streamed, add cursor's estimate, then report the turn's end."""
         self._prompt = None
         await self._end_message()
@@ -647,7 +648,7 @@ class AcpDriver(seam.Driver):
             await self._content(estimate, {"anyagent/estimated": True})
         self._tools.clear()
         self._turn_chars = 0
-        await self.loop.send(seam.TurnEnd(stop))
+        await self.loop.send(seam.TurnEnd(stop, turn_id=turn_id))  # the engine drops it if that turn is over
 
     async def _on_vendor_turn_end(self, params: dict[str, Any]) -> None:
         """Grok's authoritative turn end, guarded by session and prompt id; the prompt's own

@@ -13,6 +13,7 @@ The recorded tier launches it as a real subprocess (``sys.executable scripted_ag
     TERMLONG <file>  a client terminal running `sleep 60` (its pid written to <file>), never released
     SLOW             40 chunks 0.05 s apart; honours session/cancel
     DANGLE           a tool left in_progress, then end_turn (the agent never finishes it)
+    STUCK            one chunk, then never answers the prompt, whatever the client sends
     DANGLESLOW       a tool left in_progress, then SLOW's chunks (honours session/cancel)
     HOLD             a permission request that stays open until answered or cancelled
     PLAN / USAGE / COMMANDS / TITLE    one such update, then text
@@ -279,6 +280,11 @@ class Scripted(Agent):  # type: ignore[misc]
             await self._say(sid, f"slow{index} ")
             with anyio.move_on_after(0.05):
                 await self.cancelled[sid].wait()
+        return "end_turn"
+
+    async def _do_stuck(self, sid: str, rest: str, prompt: Any) -> str:
+        await self._say(sid, "stuck")
+        await anyio.sleep(3600)  # ignores session/cancel and never answers the prompt
         return "end_turn"
 
     async def _do_dangle(self, sid: str, rest: str, prompt: Any) -> str:
