@@ -102,6 +102,12 @@ class McpServer:
         return McpSse(name, url)
 
 
+def _no_nul(what: str, text: str | Path) -> None:
+    """A NUL byte cannot reach an agent (argv, environment and paths end at one): refuse it here."""
+    if "\0" in str(text):
+        raise InvalidConfiguration(f"{what} contains a NUL byte")
+
+
 def _seconds(name: str, value: float | None, *, allow_none: bool = False) -> float | None:
     if value is None and allow_none:
         return None
@@ -135,6 +141,7 @@ class SessionOptions:
         """Options for an agent working in ``path`` (required; resolved to an absolute path)."""
         if not isinstance(path, (str, Path)) or str(path) == "":
             raise InvalidConfiguration("in_dir needs a directory path")
+        _no_nul("in_dir", path)
         return cls(cwd=Path(path).expanduser().absolute())
 
     def configure(self, option_id: str, value: ConfigValue) -> SessionOptions:
@@ -143,18 +150,25 @@ class SessionOptions:
             raise InvalidConfiguration("config option id must be a non-empty str")
         if not isinstance(value, (str, bool)):
             raise InvalidConfiguration(f"config value for {option_id!r} must be a str or bool")
+        _no_nul("config option id", option_id)
+        if isinstance(value, str):
+            _no_nul(f"config value for {option_id!r}", value)
         return attrs.evolve(self, configuration={**self.configuration, option_id: value})
 
     def resume(self, token: str) -> SessionOptions:
         """Reopen the conversation behind ``token`` (from ``session.info().resume_token``)."""
         if not isinstance(token, str) or not token:
             raise InvalidConfiguration("resume token must be a non-empty str")
+        _no_nul("resume token", token)
         return attrs.evolve(self, resume_token=token, fork_token=None, fork_at=None)
 
     def fork_from(self, token: str, at: str | None = None) -> SessionOptions:
         """Branch a new session off ``token``'s conversation, at message ``at`` or at the end."""
         if not isinstance(token, str) or not token:
             raise InvalidConfiguration("fork token must be a non-empty str")
+        _no_nul("fork token", token)
+        if at is not None:
+            _no_nul("fork point", at)
         return attrs.evolve(self, fork_token=token, fork_at=at, resume_token=None)
 
     def mcp_server(self, server: McpServerSpec) -> SessionOptions:
@@ -173,6 +187,7 @@ class SessionOptions:
 
     def config_home(self, path: str | Path) -> SessionOptions:
         """A separate config directory, for several logins of one agent."""
+        _no_nul("config_home", path)
         return attrs.evolve(self, config_home_dir=Path(path).expanduser().absolute())
 
     def quiet_window(self, seconds: float) -> SessionOptions:
@@ -187,6 +202,7 @@ class SessionOptions:
 
     def record_wire(self, path: str | Path) -> SessionOptions:
         """Tee every raw frame, both directions, to a JSONL file (unredacted: treat as sensitive)."""
+        _no_nul("record_wire", path)
         return attrs.evolve(self, record_wire_path=Path(path).expanduser().absolute())
 
     def without_tools(self) -> SessionOptions:

@@ -365,6 +365,11 @@ async def start_child(
     except OSError as exc:
         _close_fds(in_w, out_r, err_r, status_r)
         raise SpawnFailed(_spawn_message(exe, cwd, exc)) from exc
+    except BaseException as exc:  # ValueError (an embedded NUL the checks missed), MemoryError, …
+        _close_fds(in_w, out_r, err_r, status_r)
+        if isinstance(exc, ValueError):
+            raise SpawnFailed(f"cannot start {exe}: {exc}") from exc
+        raise
     finally:
         _close_fds(in_r, out_w, err_w, status_w)
     child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)

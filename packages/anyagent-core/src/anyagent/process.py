@@ -51,7 +51,7 @@ import anyio.lowlevel
 import attrs
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from ._errors import AgentError, ProcessExited, ProtocolFailed, SpawnFailed
+from ._errors import AgentError, InvalidConfiguration, ProcessExited, ProtocolFailed, SpawnFailed
 from ._process_base import (
     _KILL_WAIT,
     _LIVE,
@@ -95,7 +95,7 @@ STDERR_TAIL_LINES = 20
 CLOSE_GRACE = 2.0
 """Default seconds ``aclose`` waits after stdin EOF, and again after SIGTERM."""
 
-_DRAIN_JOIN = 2.0  # seconds to wait for the stderr drain after the group is gone
+_DRAIN_JOIN = 1.0  # seconds to wait for the stderr drain after the group is gone
 _READ_CHUNK = 1024 * 1024
 
 
@@ -142,11 +142,81 @@ def _prepare(
     if not args or not args[0]:
         raise SpawnFailed("cannot start an agent from an empty argv")
     workdir = os.fspath(cwd)
+    source_env = dict(os.environ if env is None else env)
+    _check_launch(args, workdir, source_env)
     if not os.path.isdir(workdir):
         raise SpawnFailed(f"cannot start {args[0]}: working directory {workdir} is not a directory")
-    source_env = dict(os.environ if env is None else env)
     exe = _resolve_executable(args[0], workdir, source_env)
-    return args, workdir, exe, _child_env(exe, source_env)
+    child_env = _child_env(exe, source_env)
+    _check_size(args, child_env)
+    return args, workdir, exe, child_env
+
+
+def _check_launch(args: Sequence[str], workdir: str, env: Mapping[str, str]) -> None:
+    """``InvalidConfiguration`` for what no OS can pass to a process: a NUL byte anywhere, an
+    environment name that is empty or holds ``=`` (checked before any pipe is opened)."""
+    name = _short(args[0])
+    for index, part in enumerate(args):
+        if "\0" in part:
+            raise InvalidConfiguration(f"cannot start {name}: argument {index} contains a NUL byte")
+    if "\0" in workdir:
+        raise InvalidConfiguration(f"cannot start {name}: the working directory contains a NUL byte")
+    for key, value in env.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InvalidConfiguration(f"cannot start {name}: environment variable {key!r} is not a str")
+        if not key or "=" in (key[1:] if sys.platform == "win32" else key) or "\0" in key:
+            raise InvalidConfiguration(f"cannot start {name}: invalid environment variable name {_short(key)!r}")
+        if "\0" in value:
+            raise InvalidConfiguration(f"cannot start {name}: environment variable {key} contains a NUL byte")
+
+
+# Linux: one argument or environment string may hold at most 32 pages (MAX_ARG_STRLEN, with
+# its NUL), and all of them together (plus a pointer each) at most ARG_MAX.
+_ARG_STRLEN = 32 * 4096
+_ARG_SLACK = 16 * 1024  # room for the exec shim's own arguments (its source is ~1.5 KiB)
+
+
+def _check_size(args: Sequence[str], env: Mapping[str, str]) -> None:
+    """``InvalidConfiguration`` before spawning when the launch would fail with E2BIG ("Argument
+    list too long", which would name the exec shim's interpreter): one huge option value."""
+    if sys.platform == "win32":  # pragma: no cover - CreateProcess has its own 32767-char bound
+        line = sum(len(part) + 3 for part in args)
+        if line > 32000:
+            raise InvalidConfiguration(
+                f"cannot start {_short(args[0])}: its command line is {line} characters (max 32000)"
+            )
+        return
+    name = _short(args[0])
+    total = 0
+    for index, part in enumerate(args):
+        size = len(os.fsencode(part)) + 1
+        if size > _ARG_STRLEN:
+            raise InvalidConfiguration(
+                f"cannot start {name}: argument {index} is {size - 1} bytes (the OS passes at most {_ARG_STRLEN - 1})"
+            )
+        total += size + 8
+    for key, value in env.items():
+        size = len(os.fsencode(key)) + len(os.fsencode(value)) + 2
+        if size > _ARG_STRLEN:
+            raise InvalidConfiguration(
+                f"cannot start {name}: environment variable {key} is {size - 2} bytes"
+                f" (the OS passes at most {_ARG_STRLEN - 1})"
+            )
+        total += size + 8
+    try:
+        limit = os.sysconf("SC_ARG_MAX")
+    except (AttributeError, ValueError, OSError):
+        limit = -1
+    if limit > 0 and total + _ARG_SLACK > limit:
+        raise InvalidConfiguration(
+            f"cannot start {name}: its arguments and environment take {total} bytes (the OS passes at most {limit})"
+        )
+
+
+def _short(text: str, limit: int = 120) -> str:
+    """``text`` cut for an error message (a 300k-character value is never quoted whole)."""
+    text = text.replace("\0", "\\0")
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _child_env(exe: str, env: Mapping[str, str] | None) -> dict[str, str]:

@@ -41,10 +41,11 @@ path. ``attach`` swaps the connection under a running loop (Claude Code's relaun
 
 from __future__ import annotations
 
+import math
 import os
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
@@ -258,6 +259,47 @@ def frame_json(frame: object) -> JSON:
     return repr(frame)
 
 
+EXIT_DRAIN = 0.5
+"""Seconds the loop keeps reading after the agent's leader exited while its output stays open
+(a grandchild in another session holds the pipe): each wait for a frame gets this long, all of
+them together at most ``EXIT_DRAIN_MAX``; then the agent counts as gone (``Exited``)."""
+
+EXIT_DRAIN_MAX = 5.0
+
+
+class _Exit:
+    """Watches a reader's process: once the leader exits, a wait for the next frame is bounded
+    by ``EXIT_DRAIN`` (trailing output still drains) and the whole drain by ``EXIT_DRAIN_MAX``."""
+
+    def __init__(self) -> None:
+        self._gone_at: float | None = None
+        self._scope: anyio.CancelScope | None = None
+
+    def _deadline(self) -> float:
+        if self._gone_at is None:
+            return math.inf
+        return min(anyio.current_time() + EXIT_DRAIN, self._gone_at + EXIT_DRAIN_MAX)
+
+    @contextmanager
+    def receiving(self) -> Iterator[anyio.CancelScope]:
+        """A scope for one receive: cancelled when the leader is gone and no frame came in time."""
+        with anyio.CancelScope(deadline=self._deadline()) as scope:
+            self._scope = scope
+            try:
+                yield scope
+            finally:
+                self._scope = None
+
+    async def watch(self, process: AgentProcess) -> None:
+        delay = 0.005
+        while process.status is None:  # not ``wait()``: the recorder's exit note comes with ``Exited``
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 0.1)
+        self._gone_at = anyio.current_time()
+        if self._scope is not None:
+            self._scope.deadline = self._deadline()
+
+
 class DriverLoop(Generic[F]):
     """The run loop of one driver; see the module docstring. Generic in the frame type ``F``.
 
@@ -380,11 +422,25 @@ class DriverLoop(Generic[F]):
     # -- reading
 
     async def _read(self, process: AgentProcess, source: FrameSource[F | BadLine | Stray], generation: int) -> None:
+        """Read frames until the output ends or, once the leader exited, it falls quiet (``_Exit``)."""
+        leader = _Exit()
+        async with anyio.create_task_group() as watch:
+            watch.start_soon(leader.watch, process)
+            try:
+                await self._read_frames(source, generation, leader)
+            finally:
+                watch.cancel_scope.cancel()
+        if generation != self._generation or self.closing:
+            return
+        await self._died(process)
+
+    async def _read_frames(self, source: FrameSource[F | BadLine | Stray], generation: int, leader: _Exit) -> None:
         on_frame = self._on_frame
         recorder = self.recorder
         while True:
             try:
-                frame = await source.receive()
+                with leader.receiving() as scope:
+                    frame = await source.receive()
             except anyio.EndOfStream:
                 break
             except Exception as exc:  # a wire broken mid-frame is the agent's end, not our crash
@@ -394,6 +450,8 @@ class DriverLoop(Generic[F]):
                     DiagnosticLevel.ERROR,
                 )
                 break
+            if scope.cancelled_caught:
+                break  # the leader is gone and its output fell quiet: something else holds the pipe
             if generation != self._generation:
                 return  # replaced while this frame was read: the new connection serves now
             kind = type(frame)
@@ -415,9 +473,6 @@ class DriverLoop(Generic[F]):
                     await self._frame_failed(frame, exc)
             if recorder is not None and recorder.failure is not None:
                 await self._report_recording()
-        if generation != self._generation or self.closing:
-            return
-        await self._died(process)
 
     async def _died(self, process: AgentProcess) -> None:
         status = await process.aclose(self.close_grace)

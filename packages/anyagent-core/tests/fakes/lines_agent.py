@@ -7,11 +7,14 @@ Each client line ``{"prompt": text, "turn": id}`` gets ``{"ack": id}``, ``{"text
   die      after the first text, write "fatal: the model crashed" to stderr and exit 3
   garbage  write a non-JSON line and a frame the translator chokes on in each turn
   hang     never finish the handshake (sleep)
+  escape   after the first text, start a sleeper in its own session (setsid) that inherits
+           stdout and stderr, write its pid to ``escaped.pid`` in the cwd, and exit 3
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 
@@ -35,6 +38,11 @@ def main() -> None:
         if mode == "die":
             sys.stderr.write("loading model\nfatal: the model crashed\n")
             sys.stderr.flush()
+            sys.exit(3)
+        if mode == "escape":
+            sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+            with open("escaped.pid", "w") as file:
+                file.write(str(sleeper.pid))
             sys.exit(3)
         if mode == "garbage":
             sys.stdout.write("this is not json\n")

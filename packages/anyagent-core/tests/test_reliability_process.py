@@ -1,0 +1,116 @@
+"""Reliability of processes under faults (issue 18): an agent whose leader exits while an escaped
+grandchild holds its output, the host dying, and launches no OS can carry out."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from linessupport import SPAWNED, Plugin, agent
+
+from anyagent import (
+    Failed,
+    InvalidConfiguration,
+    ProcessExited,
+    Runtime,
+    SessionOptions,
+    TurnEnded,
+)
+from anyagent.process import spawn
+
+pytestmark = pytest.mark.anyio
+
+
+def fd_count() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def pid_alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+# ---------------------------------------------------------------------------------------------
+# item 7: the leader's exit ends the session, whoever still holds the pipe
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="setsid is POSIX")
+async def test_leader_exit_ends_the_turn_while_an_escaped_grandchild_holds_stdout(tmp_path: Path) -> None:
+    async with Runtime(plugins=[Plugin()]) as runtime:
+        session, events = await runtime.open(agent("escape"), SessionOptions.in_dir(tmp_path))
+        pid = SPAWNED[-1]
+        try:
+            await session.prompt("hello")
+            ends = []
+            started = anyio.current_time()
+            with anyio.fail_after(8), pytest.raises(ProcessExited) as info:
+                async for event in events:
+                    if isinstance(event.kind, TurnEnded):
+                        ends.append(event.kind.stop)
+            took = anyio.current_time() - started
+            assert ends == [Failed("the agent exited during the turn")]
+            assert info.value.status == "exit status: 3"
+            assert took < 4.0, took
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+        finally:
+            escaped = int((tmp_path / "escaped.pid").read_text()) if (tmp_path / "escaped.pid").exists() else 0
+            if escaped and pid_alive(escaped):
+                os.kill(escaped, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------------------------
+# item 12: what no OS can pass to a process is InvalidConfiguration, before any pipe is opened
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["argv", "env value", "env name", "cwd", "huge argv", "huge env", "huge total"],
+)
+async def test_an_impossible_launch_is_invalid_configuration_without_leaking_fds(tmp_path: Path, where: str) -> None:
+    argv = [sys.executable, "-c", "pass"]
+    env = dict(os.environ)
+    cwd: str = str(tmp_path)
+    if where == "argv":
+        argv.append("--resume=abc\0def")
+    elif where == "env value":
+        env["CLAUDE_CONFIG_DIR"] = "/tmp/x\0y"
+    elif where == "env name":
+        env["A=B"] = "1"
+    elif where == "cwd":
+        cwd = str(tmp_path) + "\0x"
+    elif where == "huge argv":
+        argv += ["--system-prompt", "x" * 300_000]
+    elif where == "huge env":
+        env["BIG"] = "x" * 300_000
+    else:
+        argv += ["y" * 100_000] * 40  # each fits, together they exceed ARG_MAX
+    before = fd_count()
+    for _ in range(3):
+        with pytest.raises(InvalidConfiguration) as info:
+            await spawn(argv, cwd=cwd, env=env)
+        assert len(str(info.value)) < 400  # a huge value is never quoted whole
+    assert fd_count() == before
+
+
+def test_session_options_refuse_a_nul_byte() -> None:
+    options = SessionOptions.in_dir(".")
+    with pytest.raises(InvalidConfiguration):
+        options.resume("abc\0def")
+    with pytest.raises(InvalidConfiguration):
+        options.fork_from("abc\0def")
+    with pytest.raises(InvalidConfiguration):
+        options.configure("model", "son\0net")
+    with pytest.raises(InvalidConfiguration):
+        options.config_home("/tmp/a\0b")
+    with pytest.raises(InvalidConfiguration):
+        SessionOptions.in_dir("/tmp/a\0b")
+    assert options.configure("model", "x" * 300_000).configuration["model"] == "x" * 300_000
