@@ -287,6 +287,39 @@ async def test_npm_prefix_from_env_then_npmrc_then_default(home: Path, monkeypat
         assert (agent.executable_path, agent.source) == (path, InstallationSource.KNOWN_LOCATION)
 
 
+def test_npmrc_is_read_for_its_prefix_line_only(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """~/.npmrc holds registry tokens: only a ``prefix`` line is decoded and kept, one bounded line at a
+    time (memory stays far below the file's size), and nothing of it reaches a diagnostic."""
+    import tracemalloc
+
+    from anyagent import _discovery
+
+    token = "npm_" + "S3CRET" * 10_000  # a 60 kB line
+    (home / ".npmrc").write_text(
+        f"//registry.npmjs.org/:_authToken={token}\nregistry=https://example.invalid\nprefix=~/rcprefix\n"
+        f"_auth={token[:100]}\nprefixes=/not/this"
+    )
+    seen: list[str] = []
+    parse = _discovery.npmrc_prefix_line
+
+    def spy(line: str) -> str | None:
+        seen.append(line)
+        return parse(line)
+
+    monkeypatch.setattr(_discovery, "npmrc_prefix_line", spy)
+    problems = _discovery._Problems()
+    tracemalloc.start()
+    try:
+        prefix = _discovery._read_npmrc(str(home), problems)
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert prefix == "~/rcprefix"
+    assert seen == ["prefix=~/rcprefix\n", "prefixes=/not/this"]
+    assert peak < 32 * 1024
+    assert problems.items == []
+
+
 @pytest.mark.anyio
 async def test_nvm_versions_newest_first(home: Path) -> None:
     root = home / ".nvm/versions/node"

@@ -38,7 +38,17 @@ from ._errors import (
     UnsupportedFeature,
 )
 from ._installation import AgentInstallation, AgentProfile, DiscoveryReport, InstallationSource, MissingAgent
-from ._options import McpHttp, McpServer, McpSse, McpStdio, PermissionMode, RollbackScope, SessionOptions
+from ._options import (
+    CREDENTIAL_ENV_PATTERNS,
+    CredentialPolicy,
+    McpHttp,
+    McpServer,
+    McpSse,
+    McpStdio,
+    PermissionMode,
+    RollbackScope,
+    SessionOptions,
+)
 from ._registry import DemoAgent, PluginInfo, PluginWarning, Register
 from ._runtime import Runtime
 from ._types import *  # noqa: F403 - the curated list is _types.__all__
@@ -48,11 +58,13 @@ from .hookspecs import hookimpl
 __version__ = "0.1.0"
 
 __all__ = [
+    "CREDENTIAL_ENV_PATTERNS",
     "EVENT_BUFFER",
     "AgentError",
     "AgentInstallation",
     "AgentProfile",
     "AuthRequired",
+    "CredentialPolicy",
     "DemoAgent",
     "DiscoveryReport",
     "Events",

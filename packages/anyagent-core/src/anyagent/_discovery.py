@@ -56,6 +56,7 @@ __all__ = [
     "newest_first",
     "os_key",
     "parse_marked_path",
+    "npmrc_prefix_line",
     "parse_npmrc_prefix",
     "split_path_var",
 ]
@@ -66,7 +67,8 @@ NO_LOGIN_SHELL_ENV = "ANYAGENT_NO_LOGIN_SHELL"
 WINDOWS_SUFFIXES = (".exe", ".cmd", ".bat")
 
 _MAX_SHELL_OUTPUT = 1 << 20  # bytes of login-shell stdout kept; the rest is drained and dropped
-_MAX_NPMRC = 1 << 16
+_MAX_NPMRC = 1 << 20  # bytes of ~/.npmrc scanned for its prefix line
+_NPMRC_LINE = 4096  # longest .npmrc line read; a longer one is skipped unread
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _SEPARATORS = (os.sep, os.altsep) if os.altsep else (os.sep,)
 
@@ -205,16 +207,23 @@ def newest_first(names: Iterable[str]) -> list[str]:
     return sorted(names, key=_version_key, reverse=True)
 
 
+def npmrc_prefix_line(line: str) -> str | None:
+    """The value of one ``.npmrc`` line when it sets ``prefix``, else None (a comment, another key)."""
+    line = line.strip()
+    if not line.startswith("prefix") or line[0] in ";#":
+        return None
+    key, sep, value = line.partition("=")
+    if not sep or key.strip() != "prefix":
+        return None
+    return value.strip().strip("\"'") or None
+
+
 def parse_npmrc_prefix(text: str) -> str | None:
     """The ``prefix`` set in an ``.npmrc`` text (the last one wins), or None."""
     prefix: str | None = None
     for line in text.splitlines():
-        line = line.strip()
-        if not line or line[0] in ";#":
-            continue
-        key, sep, value = line.partition("=")
-        if sep and key.strip() == "prefix":
-            prefix = value.strip().strip("\"'") or None
+        if line.strip().startswith("prefix"):
+            prefix = npmrc_prefix_line(line) or prefix
     return prefix
 
 
@@ -258,16 +267,36 @@ def _subdirs_newest_first(root: str, problems: _Problems) -> list[str]:
 
 
 def _read_npmrc(home: str, problems: _Problems) -> str | None:
+    """The ``prefix`` of ``~/.npmrc``. The file can hold registry tokens, so it is read one bounded
+    line at a time and only a ``prefix`` line is decoded and kept; no other line outlives its read,
+    and nothing of the file's content ever reaches a diagnostic."""
     path = os.path.join(home, ".npmrc")
+    prefix: str | None = None
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(_MAX_NPMRC)
+        with open(path, "rb", buffering=_NPMRC_LINE) as handle:
+            remaining = _MAX_NPMRC
+            while remaining > 0:
+                limit = min(_NPMRC_LINE, remaining)
+                line = handle.readline(limit)
+                if not line:
+                    break
+                remaining -= len(line)
+                if len(line) == limit and not line.endswith(b"\n"):
+                    # longer than any prefix line: skip the rest of it unkept
+                    while remaining > 0:
+                        rest = handle.readline(min(_NPMRC_LINE, remaining))
+                        remaining -= len(rest)
+                        if not rest or rest.endswith(b"\n"):
+                            break
+                    continue
+                if line.lstrip().startswith(b"prefix"):
+                    prefix = npmrc_prefix_line(line.decode("utf-8", "replace")) or prefix
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         problems.add(f"cannot read {path}: {exc.strerror}", "unreadable_file", {"file": path})
         return None
-    return parse_npmrc_prefix(data.decode("utf-8", "replace"))
+    return prefix
 
 
 def _npm_dirs(home: str | None, environ: Mapping[str, str], os_name: str, problems: _Problems) -> list[str]:

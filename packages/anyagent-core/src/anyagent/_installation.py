@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 
 from ._errors import InvalidRequest, NotInstalled
-from ._values import JSON, DiagnosticInfo, LoginMethod, _frozen_mapping, _tuple
+from ._values import JSON, DiagnosticInfo, EnvVarLogin, LoginMethod, _frozen_mapping, _tuple
 
 __all__ = [
     "AgentInstallation",
@@ -120,6 +120,8 @@ class AgentProfile:
     - ``executables``: names to look for; ``args``: what puts it in protocol mode.
     - ``login``: runnable login methods; ``install_hint``: what to tell a user who lacks it.
     - ``config_home_env``: the env var that moves its config (None: ``config_home`` is refused).
+    - ``credential_env``: env vars (names or ``fnmatch`` patterns) holding its own credentials besides
+      its ``EnvVarLogin`` names (``ANTHROPIC_AUTH_TOKEN``…), kept by ``CredentialPolicy.OWN_ONLY``.
     - ``extra_dirs``: install dirs per OS (``"linux"``, ``"darwin"``, ``"windows"``, ``"any"``),
       ``~`` meaning the home directory, ``%VAR%`` a Windows environment variable.
     - ``upgrade``: a richer separately-installed runtime of the same agent, preferred when found.
@@ -139,11 +141,19 @@ class AgentProfile:
     upgrade: AgentProfile | None = None
     auth_error_hints: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     quirks: Mapping[str, JSON] = attrs.field(default=None, converter=_frozen_mapping)
+    credential_env: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
 
     @id.validator
     def _check_id(self, _attribute: Any, value: str) -> None:
         if not _ID.match(value):
             raise ValueError(f"profile id {value!r} must be lowercase letters, digits, '.', '_' or '-'")
+
+    @property
+    def own_credential_env(self) -> tuple[str, ...]:
+        """The variables (names or patterns) holding its own credentials: ``EnvVarLogin`` names, then
+        ``credential_env`` (its ``config_home_env`` is separate)."""
+        logins = tuple(method.name for method in self.login if isinstance(method, EnvVarLogin))
+        return (*logins, *self.credential_env)
 
     @property
     def env_override(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import fnmatch
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -14,6 +15,8 @@ from ._errors import InvalidConfiguration
 from ._types import ConfigValue, _frozen_mapping, _tuple
 
 __all__ = [
+    "CREDENTIAL_ENV_PATTERNS",
+    "CredentialPolicy",
     "McpHttp",
     "McpServer",
     "McpSse",
@@ -21,6 +24,7 @@ __all__ = [
     "PermissionMode",
     "RollbackScope",
     "SessionOptions",
+    "session_env",
 ]
 
 
@@ -102,6 +106,59 @@ class McpServer:
         return McpSse(name, url)
 
 
+CREDENTIAL_ENV_PATTERNS: tuple[str, ...] = (
+    "*API_KEY*",
+    "*APIKEY*",
+    "*_TOKEN",
+    "*_TOKEN_*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*CREDENTIAL*",
+    "*_PRIVATE_KEY",
+    "*_ACCESS_KEY",
+    "*_ACCESS_KEY_ID",
+)
+"""Names (``fnmatch`` patterns, matched case-insensitively) that ``CredentialPolicy`` treats as
+credentials, besides every catalog agent's ``EnvVarLogin`` names, ``credential_env`` and
+``config_home_env``: ``ANTHROPIC_API_KEY``, ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``NPM_TOKEN``…"""
+
+
+class CredentialPolicy(enum.Enum):
+    """Which credential variables of the host environment an agent (and everything it runs) sees.
+
+    - ``INHERIT`` (the default): the host environment as it is, every vendor's keys included.
+    - ``OWN_ONLY``: credential variables are dropped except the agent's own (its profile's
+      ``EnvVarLogin`` names, ``credential_env`` and ``config_home_env``).
+    - ``NONE``: every credential variable is dropped, the agent's own too (it uses the login it stored).
+
+    A credential variable is one named by ``CREDENTIAL_ENV_PATTERNS`` or by any catalog profile.
+    ``SessionOptions.env_allow`` keeps more; ``env_deny`` drops more.
+    """
+
+    INHERIT = "inherit"
+    OWN_ONLY = "own_only"
+    NONE = "none"
+
+
+def _env_patterns(name: str, patterns: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(patterns, str):
+        patterns = (patterns,)
+    result = tuple(patterns)
+    if not result or not all(isinstance(p, str) and p and "=" not in p and "\0" not in p for p in result):
+        raise InvalidConfiguration(f"{name} takes one or more non-empty variable names or fnmatch patterns")
+    return result
+
+
+def _env_key(name: str) -> str:
+    return name.upper()
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    key = _env_key(name)
+    return any(fnmatch.fnmatchcase(key, _env_key(pattern)) for pattern in patterns)
+
+
 def _no_nul(what: str, text: str | Path) -> None:
     """A NUL byte cannot reach an agent (argv, environment and paths end at one): refuse it here."""
     if "\0" in str(text):
@@ -135,6 +192,10 @@ class SessionOptions:
     stall_after_seconds: float = 120.0
     record_wire_path: Path | None = None
     no_tools: bool = False
+    credential_policy: CredentialPolicy = CredentialPolicy.INHERIT
+    env_allowed: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    env_denied: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    env_set: Mapping[str, str] = attrs.field(default=None, converter=_frozen_mapping, repr=False)
 
     @classmethod
     def in_dir(cls, path: str | Path) -> SessionOptions:
@@ -208,3 +269,64 @@ class SessionOptions:
     def without_tools(self) -> SessionOptions:
         """Launch with tools off where the wire allows (used by ``generate``)."""
         return attrs.evolve(self, no_tools=True)
+
+    def credentials(self, policy: CredentialPolicy) -> SessionOptions:
+        """Which credential variables of the host environment the agent sees (default ``INHERIT``).
+
+        ``CredentialPolicy.OWN_ONLY`` gives the agent only its own keys; the same filtered environment
+        reaches its ACP terminal commands and whatever it spawns.
+        """
+        if not isinstance(policy, CredentialPolicy):
+            raise InvalidConfiguration("credentials takes a CredentialPolicy")
+        return attrs.evolve(self, credential_policy=policy)
+
+    def env_deny(self, *patterns: str) -> SessionOptions:
+        """Drop host variables matching these names or ``fnmatch`` patterns (case-insensitive), the
+        agent's own included (``env_deny("ANTHROPIC_API_KEY")`` makes claude use its stored login)."""
+        return attrs.evolve(self, env_denied=(*self.env_denied, *_env_patterns("env_deny", patterns)))
+
+    def env_allow(self, *patterns: str) -> SessionOptions:
+        """Keep host variables matching these names or patterns whatever the policy or ``env_deny``
+        says (``credentials(OWN_ONLY).env_allow("GITHUB_TOKEN")`` for an agent that runs ``gh``)."""
+        return attrs.evolve(self, env_allowed=(*self.env_allowed, *_env_patterns("env_allow", patterns)))
+
+    def set_env(self, name: str, value: str) -> SessionOptions:
+        """Set ``name`` for this agent only (after every filter): a key from your own store, say.
+        Left out of ``repr``; ``serialize`` does include it, so do not log serialized options."""
+        if not isinstance(name, str) or not name or "=" in name or "\0" in name:
+            raise InvalidConfiguration("set_env needs a variable name without '=' or NUL")
+        if not isinstance(value, str) or "\0" in value:
+            raise InvalidConfiguration(f"set_env value for {name!r} must be a str without NUL")
+        return attrs.evolve(self, env_set={**self.env_set, name: value})
+
+
+def session_env(
+    environ: Mapping[str, str],
+    options: SessionOptions,
+    own: Iterable[str] = (),
+    home: str | None = None,
+    others: Iterable[str] = (),
+) -> dict[str, str]:
+    """The environment one agent is launched with: ``environ`` filtered by ``options``.
+
+    Precedence, highest first: ``env_allow`` keeps; ``env_deny`` drops; the credential policy drops
+    credential variables (``CREDENTIAL_ENV_PATTERNS`` and ``others``, the whole catalog's) except the
+    agent's config-home variable ``home`` and, for ``OWN_ONLY``, its ``own`` credential variables.
+    ``set_env`` values are applied last.
+    """
+    own, others = (*own, *((home,) if home else ())), tuple(others)
+    policy = options.credential_policy
+    env: dict[str, str] = {}
+    for name, value in environ.items():
+        if not _matches(name, options.env_allowed):
+            if _matches(name, options.env_denied):
+                continue
+            if policy is not CredentialPolicy.INHERIT and (
+                _matches(name, CREDENTIAL_ENV_PATTERNS) or _matches(name, others)
+            ):
+                keep = own if policy is CredentialPolicy.OWN_ONLY else ((home,) if home else ())
+                if not _matches(name, keep):
+                    continue
+        env[name] = value
+    env.update(options.env_set)
+    return env

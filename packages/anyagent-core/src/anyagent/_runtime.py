@@ -26,7 +26,7 @@ from ._errors import (
     UnsupportedFeature,
 )
 from ._installation import AgentInstallation, AgentProfile, DiscoveryReport
-from ._options import PermissionMode, SessionOptions
+from ._options import PermissionMode, SessionOptions, session_env
 from ._plugins import PluginInfo, Registry, describe, load_registry
 from ._types import (
     AgentDetails,
@@ -185,7 +185,23 @@ class Runtime:
         return profile, factory
 
     def _env(self, profile: AgentProfile | None, options: SessionOptions) -> dict[str, str]:
-        env = dict(os.environ)
+        """The agent's environment: the host's, filtered by the options' credential policy and
+        ``env_allow``/``env_deny``, then ``set_env`` and the config-home variable. The adapter launches
+        the agent with it, ACP terminals run with it, and so everything the agent spawns inherits it."""
+        others: list[str] = []
+        for catalog in self.registry().profiles.values():
+            for entry in (catalog, catalog.upgrade):
+                if entry is not None:
+                    others.extend(entry.own_credential_env)
+                    if entry.config_home_env:
+                        others.append(entry.config_home_env)
+        env = session_env(
+            os.environ,
+            options,
+            own=profile.own_credential_env if profile is not None else (),
+            home=profile.config_home_env if profile is not None else None,
+            others=others,
+        )
         if options.config_home_dir is not None:
             var = profile.config_home_env if profile is not None else None
             if var is None:
