@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import os
 import re
 import sys
@@ -310,10 +309,12 @@ async def test_sse_refuses_what_is_not_an_event_stream(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_lines_the_fast_codec_refuses_parse_as_the_standard_codec_would(tmp_path: Path) -> None:
+async def test_lines_the_fast_codec_refuses_parse_as_the_standard_codec_would_with_non_finite_numbers_as_null(
+    tmp_path: Path,
+) -> None:
     lines = [
         rb'{"lone": "\ud800 half"}',
-        b'{"n": NaN, "i": -Infinity}',
+        b'{"n": NaN, "i": -Infinity, "big": 1e999, "ok": 1.5}',
         b'{"big": 123456789012345678901234567890}',
         b'{"plain": "caf\xc3\xa9"}',
     ]
@@ -323,10 +324,5 @@ async def test_lines_the_fast_codec_refuses_parse_as_the_standard_codec_would(tm
         await proc.stdin.aclose()
         frames = await collect(JsonLines(proc))
     expected = [json.loads(line) for line in lines]
-    assert len(frames) == 4
-    for frame, want in zip(frames, expected, strict=True):
-        assert isinstance(frame, dict)
-        if "n" in want:
-            assert math.isnan(frame["n"]) and frame["i"] == -math.inf
-        else:
-            assert frame == want
+    expected[1] = {"n": None, "i": None, "big": None, "ok": 1.5}  # no float strict JSON cannot write back
+    assert frames == expected

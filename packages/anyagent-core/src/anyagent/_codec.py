@@ -4,6 +4,7 @@ HTTP helpers (``_httpwire``) and the wire recorder, so none of them imports anot
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -30,15 +31,26 @@ def _dumps(value: Any) -> bytes:
         return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
+def _finite(text: str) -> float | None:
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _no_constant(name: str) -> None:
+    return None
+
+
 def _loads(data: bytes) -> Any:
     """Parse one line: msgspec (4-5x faster than ``json`` on agents' frames, exact for big
-    integers), and the standard codec for what msgspec refuses (lone surrogates, NaN, UTF-16)."""
+    integers), and the standard codec for what msgspec refuses (lone surrogates, UTF-16, and the
+    numbers strict JSON has no value for: ``NaN``, ``Infinity`` and ``1e999`` read as null, so no
+    event ever carries a float that cannot be written back as JSON)."""
     if _decode is not None:
         try:
             return _decode(data)
         except ValueError:
             pass
-    return json.loads(data)
+    return json.loads(data, parse_float=_finite, parse_constant=_no_constant)
 
 
 def _short(exc: BaseException) -> str:
