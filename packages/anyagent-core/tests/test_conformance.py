@@ -5,6 +5,8 @@ Each test is one named contract; every test runs on asyncio and trio.
 
 from __future__ import annotations
 
+import math
+
 import anyio
 import attrs
 import pytest
@@ -708,3 +710,31 @@ async def test_32_closing_during_a_burst_emits_no_content_after_the_last_turn_en
         after = [type(e.kind).__name__ for e in rest[ended + 1 :] if not isinstance(e.kind, StatusChanged)]
         assert after == [], after
         assert all(e.turn_info is not None for e in rest if isinstance(e.kind, TextDelta))
+
+
+async def test_33_every_event_round_trips_through_json_whatever_the_adapter_copied() -> None:
+    from anyagent import ContextUsage, DiagnosticInfo, ToolInput, ToolUpdate, serialize
+
+    deep: dict[str, object] = {}
+    cursor = deep
+    for _ in range(600):
+        cursor["a"] = {}
+        cursor = cursor["a"]  # type: ignore[assignment]
+    tool = ToolUpdate("t1", raw={"deep": deep, "nan": math.nan}, input=ToolInput(arguments={"x": [math.inf]}))
+    script = Script().turn(
+        [
+            Step.emit(ContextUsage(10, None, math.inf)),
+            Step.emit(Diagnostic(DiagnosticInfo("odd", raw={"deep": deep, "big": 2**70, "obj": object()}))),
+            Step.emit(ToolUpdated(tool)),
+            Step.emit(text("m1", "hi"), extensions={"x/nan": math.nan}),
+            Step.end(completed()),
+        ]
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("go")
+        turn = await reader.turn()
+        for event in turn:
+            assert serialize.loads(serialize.dumps(event)).kind == event.kind
+        usage = next(e.kind for e in turn if isinstance(e.kind, ContextUsage))
+        assert usage == ContextUsage(10, None, None)
+        assert next(e for e in turn if isinstance(e.kind, TextDelta)).extensions == {"x/nan": None}

@@ -20,7 +20,7 @@ import anyio
 import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from . import seam
+from . import _safejson, seam
 from ._errors import (
     AgentError,
     AuthRequired,
@@ -43,6 +43,7 @@ from ._types import (
     Completed,
     CompletionSource,
     ConfigValue,
+    ContextUsage,
     Delivery,
     Diagnostic,
     DiagnosticCode,
@@ -622,6 +623,7 @@ class _Engine:
             self._exited = event
 
     def _on_content(self, event: seam.Content) -> None:
+        event = _json_safe(event)
         kind = event.kind
         if self._state is _State.CLOSING and not isinstance(kind, Diagnostic):
             return  # the last turn already ended Cancelled: what the agent still says is moot
@@ -919,6 +921,35 @@ class _Engine:
     @property
     def status(self) -> SessionStatus:
         return self._status
+
+
+def _json_safe(event: seam.Content) -> seam.Content:
+    """``event`` with what an adapter copied from the wire made writable as JSON (bounded raw
+    payloads, no non-finite numbers), so every emitted event round-trips through ``serialize``.
+    Text deltas pass untouched; only kinds that carry raw JSON or floats are looked at."""
+    kind = event.kind
+    fixed: EventKind | None = None
+    if isinstance(kind, ToolUpdated):
+        tool = kind.tool
+        if _safejson.unsafe(tool.raw) or _safejson.unsafe(tool.input.arguments):
+            tool_input = attrs.evolve(tool.input, arguments=_safejson.safe(tool.input.arguments))
+            fixed = ToolUpdated(attrs.evolve(tool, input=tool_input, raw=_safejson.safe(tool.raw)))
+    elif isinstance(kind, Diagnostic):
+        if _safejson.unsafe(kind.diagnostic.raw):
+            fixed = Diagnostic(attrs.evolve(kind.diagnostic, raw=_safejson.safe(kind.diagnostic.raw)))
+    elif isinstance(kind, ContextUsage):
+        if _safejson.unsafe([kind.used_tokens, kind.window_tokens, kind.cost_usd]):
+            used, window, cost = _safejson.safe([kind.used_tokens, kind.window_tokens, kind.cost_usd])
+            fixed = ContextUsage(int(used or 0), None if window is None else int(window), cost)
+    extensions = event.extensions
+    unsafe_extensions = bool(extensions) and _safejson.unsafe(extensions)
+    if fixed is None and not unsafe_extensions:
+        return event
+    return attrs.evolve(
+        event,
+        kind=fixed if fixed is not None else kind,
+        extensions=_safejson.safe(extensions) if unsafe_extensions else extensions,
+    )
 
 
 def _validate_answer(request: Request, answer: Answer) -> None:
