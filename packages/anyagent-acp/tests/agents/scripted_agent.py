@@ -11,6 +11,7 @@ The recorded tier launches it as a real subprocess (``sys.executable scripted_ag
     READ <path>      fs/read_text_file; replies with the content (or the error code)
     TERM             a tool running a client terminal (`printf`), output read back, released
     TERMLONG <file>  a client terminal running `sleep 60` (its pid written to <file>), never released
+    TERMGROUP <file> a client terminal whose shell (pid written to <file>) waits on a `sleep 60` child
     SLOW             40 chunks 0.05 s apart; honours session/cancel
     DANGLE           a tool left in_progress, then end_turn (the agent never finishes it)
     STUCK            one chunk, then never answers the prompt, whatever the client sends
@@ -271,6 +272,12 @@ class Scripted(Agent):  # type: ignore[misc]
         script = f"echo $$ > {rest.strip()}; exec sleep 60"
         await self.conn.create_terminal(session_id=sid, command="/bin/sh", args=["-c", script])
         await self._say(sid, "left a terminal running")
+        return "end_turn"
+
+    async def _do_termgroup(self, sid: str, rest: str, prompt: Any) -> str:
+        script = f"sleep 60 & echo $$ > {rest.strip()}; wait"
+        await self.conn.create_terminal(session_id=sid, command="/bin/sh", args=["-c", script])
+        await self._say(sid, "left a terminal group running")
         return "end_turn"
 
     async def _do_slow(self, sid: str, rest: str, prompt: Any) -> str:
