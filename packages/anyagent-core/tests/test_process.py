@@ -81,11 +81,20 @@ def marked(token: str) -> list[int]:
 
 
 def group_alive(pgid: int) -> bool:
+    """True while a member of group ``pgid`` runs (zombies wait for init, e.g. the shim's guard)."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
-    return True
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                return True
+    return False
 
 
 def pid_alive(pid: int) -> bool:
@@ -491,16 +500,22 @@ def run_host(backend: str, how: str) -> tuple[subprocess.Popen[bytes], dict[str,
     return host, info
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
-async def test_agent_dies_when_the_host_is_killed(anyio_backend: str) -> None:
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and pidfds are Linux-only")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+async def test_agent_and_its_group_die_when_the_host_is_killed(anyio_backend: str, sig: signal.Signals) -> None:
+    """The leader gets the parent-death signal; the shim's guard in the group kills the rest."""
     async with leak_check():
         host, info = run_host(anyio_backend, "hang")
-        assert pid_alive(info["pid"])
-        host.send_signal(signal.SIGKILL)
+        assert pid_alive(info["pid"]) and pid_alive(info["grandchild"])
+        host.send_signal(sig)
         host.wait()
-        await until(lambda: not pid_alive(info["pid"]))
-        # only the leader gets the parent-death signal; its own children are not ours to reach
-        os.kill(info["grandchild"], signal.SIGKILL)
+        try:
+            await until(lambda: not pid_alive(info["pid"]))
+            await until(lambda: not pid_alive(info["grandchild"]), 3.0)
+            await until(lambda: not group_alive(info["pid"]), 3.0)
+        finally:
+            if pid_alive(info["grandchild"]):
+                os.kill(info["grandchild"], signal.SIGKILL)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")

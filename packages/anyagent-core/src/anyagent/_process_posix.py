@@ -298,6 +298,12 @@ def _open_pidfd(pid: int) -> int | None:
 # checks that the host did not die in between, restores what Python startup changed (ignored
 # SIGPIPE/SIGXFSZ, the C-locale coercion of LC_CTYPE), and execs the agent. Exec errors come back
 # through a close-on-exec status pipe, so a bad executable is still a precise ``SpawnFailed``.
+# The shim also forks a guard into the agent's group before the exec (double fork, so the agent
+# never sees it as a child; it holds none of the agent's pipes and ignores SIGTERM/SIGINT/SIGHUP):
+# it blocks on a pidfd of the host and, when the host dies, SIGKILLs the group, so the agent's
+# same-group children die with it (PDEATHSIG reaches only the leader). Being in the group, the
+# guard dies with it at every ordinary close (the group is SIGKILLed when the leader is reaped).
+# Without pidfds (Linux < 5.3) there is no guard.
 # Measured cost on the dev VM: about 9 ms per spawn (Python ``-I -S`` start + ctypes import),
 # against hundreds of ms for any agent CLI to start; ``setpriv --pdeathsig`` would cost ~1 ms but
 # is not always installed and cannot report exec errors.
@@ -310,8 +316,42 @@ _SHIM = textwrap.dedent(
         ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)
     except Exception:
         pass
+    try:
+        pidfd = os.pidfd_open(host)
+    except Exception:
+        pidfd = -1
     if os.getppid() != host:
         os._exit(1)
+    if pidfd >= 0 and os.fork() == 0:
+        try:
+            if os.fork() == 0:
+                for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"):
+                    signal.signal(getattr(signal, name), signal.SIG_IGN)
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                os.closerange(3, pidfd)
+                os.closerange(pidfd + 1, 1 << 16)
+                import select
+                while True:
+                    try:
+                        select.select([pidfd], [], [])
+                        break
+                    except InterruptedError:
+                        pass
+                os.killpg(0, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    if pidfd >= 0:
+        os.close(pidfd)
+        while True:
+            try:
+                os.wait()
+                break
+            except InterruptedError:
+                pass
+            except ChildProcessError:
+                break
     for name in ("SIGPIPE", "SIGXFSZ"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)

@@ -15,7 +15,12 @@ its stderr, and its normalized exit status. Guarantees:
 
 * The child leads its own process group (POSIX session; Windows process group + Job Object), so
   ``aclose`` reaches workers and wrappers it started. On Linux it also gets ``SIGKILL`` if the host
-  dies (``PR_SET_PDEATHSIG``, set by a tiny exec shim; see ``_SHIM``).
+  dies (``PR_SET_PDEATHSIG``, set by a tiny exec shim; see ``_SHIM``), and so does the rest of its
+  group: the shim leaves a guard process in the group that waits on the host's pidfd and kills
+  the group when the host is gone (SIGKILL or SIGTERM alike).
+* Limit: a descendant that left the group (``setsid``, a daemonizing double fork) is not ours to
+  reach; it outlives ``aclose`` and the host. The session still ends when the leader exits
+  (``toolkit.DriverLoop`` stops reading shortly after, whoever holds the pipe).
 * stderr is always drained (by a thread, so no task group has to outlive ``connect``) into a tail
   of the last ``stderr_tail_lines`` lines, each capped; the pipe can never fill up.
 * When the group leader exits, the rest of its group is killed at once (the leader is still a
