@@ -273,7 +273,8 @@ async def test_11_trailing_events_do_not_flash_idle_past_a_queued_prompt() -> No
 
 
 async def test_12_a_stalled_consumer_is_disconnected_instead_of_growing_memory() -> None:
-    script = Script().turn([Step.repeat(1300, Step.emit(text("m1", "x"))), Step.end(completed())])
+    # events that cannot merge (a message each): the 1025th waiting one disconnects the consumer
+    script = Script().turn([*(Step.emit(text(f"m{i}", "x")) for i in range(1300)), Step.end(completed())])
     async with mock_session(script) as (session, reader):
         await session.prompt("flood")
         with anyio.fail_after(3):
@@ -301,17 +302,18 @@ async def test_14_slow_consumer_does_not_lose_events() -> None:
     script = Script(buffer=8).turn([Step.repeat(1000, Step.emit(text("m1", "x"))), Step.end(completed())])
     async with mock_session(script) as (session, reader):
         await session.prompt("flood")
-        count = 0
+        count = seen = 0
         with anyio.fail_after(10):
             while True:
                 event = await reader.next(statuses=True)
-                if count % 100 == 0:
+                seen += 1
+                if seen % 100 == 0:
                     await anyio.sleep(0.001)
                 if isinstance(event.kind, TextDelta):
-                    count += 1
+                    count += len(event.kind.text)
                 if isinstance(event.kind, TurnEnded):
                     break
-        assert count == 1000
+        assert count == 1000  # every character arrives (deltas merge while the consumer lags)
         sequences = [e.sequence for e in reader.seen]
         assert sequences == sorted(set(sequences))
 
@@ -321,7 +323,7 @@ async def test_15_cancel_is_not_blocked_by_full_event_buffer() -> None:
     async with mock_session(script) as (session, reader):
         await session.prompt("flood")
         with anyio.fail_after(3):
-            while reader.events._receive.statistics().current_buffer_used < 400:
+            while len(reader.events._receive) < 250:  # deltas merge past 256 queued
                 await anyio.sleep(0.01)
         with anyio.fail_after(1):
             await session.cancel()
@@ -738,3 +740,34 @@ async def test_33_every_event_round_trips_through_json_whatever_the_adapter_copi
         usage = next(e.kind for e in turn if isinstance(e.kind, ContextUsage))
         assert usage == ContextUsage(10, None, None)
         assert next(e for e in turn if isinstance(e.kind, TextDelta)).extensions == {"x/nan": None}
+
+
+async def test_34_a_burst_merges_deltas_for_a_lagging_consumer_and_bytes_bound_a_paused_one() -> None:
+    import anyagent._engine as engine_module
+
+    burst = Script().turn([Step.repeat(5000, Step.emit(text("m1", "x"))), Step.end(completed())])
+    async with mock_session(burst) as (session, reader):
+        await session.prompt("flood")
+        seen_text = 0
+        with anyio.fail_after(20):
+            while True:
+                event = await reader.next(statuses=True)
+                await anyio.sleep(0.00005)  # a consumer spending 0.05 ms per event
+                if isinstance(event.kind, TextDelta):
+                    seen_text += len(event.kind.text)
+                if isinstance(event.kind, TurnEnded):
+                    break
+        assert seen_text == 5000  # merged while it lagged, never dropped nor disconnected
+        sequences = [e.sequence for e in reader.seen]
+        assert sequences == list(range(sequences[0], sequences[0] + len(sequences)))  # gapless
+    big = "y" * (8 * 1024 * 1024)
+    flood = Script().turn([*(Step.emit(text(f"b{i}", big)) for i in range(60)), Step.end(completed())])
+    async with mock_session(flood) as (session, reader):
+        await session.prompt("flood")
+        with anyio.fail_after(10):
+            while session.status() is not SessionStatus.IDLE:
+                await anyio.sleep(0.01)
+        queued = reader.events._receive
+        assert queued.bytes <= engine_module.EVENT_BUFFER_BYTES  # the paused reader's backlog stays bounded
+        with pytest.raises(SessionClosed, match="MiB of events behind"):
+            await reader.rest()

@@ -18,7 +18,6 @@ from types import TracebackType
 
 import anyio
 import attrs
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from . import _safejson, seam
 from ._errors import (
@@ -33,6 +32,7 @@ from ._errors import (
 )
 from ._installation import AgentInstallation
 from ._options import PermissionMode, RollbackScope, SessionOptions
+from ._outbox import Outbox
 from ._types import (
     JSON,
     AgentOrigin,
@@ -89,6 +89,12 @@ __all__ = ["EVENT_BUFFER", "Events", "Session"]
 
 EVENT_BUFFER = 1024
 """Events a consumer may fall behind before it is treated as gone and the session closes."""
+
+EVENT_BUFFER_BYTES = 64 * 1024 * 1024
+"""Bytes of event payload (text, tool output) a consumer may fall behind before it is treated as gone."""
+
+COALESCE_AFTER = 256
+"""Once a consumer lags this many events, a text delta joins the queued delta of its message."""
 
 CLOSE_GRACE = 5.0
 """Seconds ``close`` waits for the adapter to shut down before cancelling it."""
@@ -204,9 +210,7 @@ class _Engine:
         # channels
         self._commands_tx, self._commands_rx = seam.unbounded_commands()
         self._driver_tx, self._driver_rx = seam.event_channel(driver.info.event_buffer)
-        self._out_tx: MemoryObjectSendStream[Event]
-        self._out_rx: MemoryObjectReceiveStream[Event]
-        self._out_tx, self._out_rx = anyio.create_memory_object_stream[Event](EVENT_BUFFER)
+        self._outbox = Outbox(EVENT_BUFFER, EVENT_BUFFER_BYTES)
         self._terminal_error: AgentError | None = None
         self._consumer_lost = False
         self._exited: seam.Exited | None = None
@@ -328,6 +332,30 @@ class _Engine:
     ) -> None:
         if self._consumer_lost or self._state is _State.CLOSED:
             return
+        outbox = self._outbox
+        if outbox.reader_gone:
+            self._consumer_gone(None)
+            return
+        size = _payload_size(kind)
+        if len(outbox) >= COALESCE_AFTER and isinstance(kind, _MESSAGE_DELTAS) and not extensions:
+            last = outbox.last()
+            if (
+                last is not None
+                and type(last.kind) is type(kind)
+                and last.kind.message_id == kind.message_id
+                and last.turn_info == turn_info
+                and not last.extensions
+                and outbox.bytes + size <= outbox.max_bytes
+            ):
+                # the consumer lags: this delta joins its message's queued one (no text is lost)
+                merged = attrs.evolve(last.kind, text=last.kind.text + kind.text)
+                outbox.replace_last(attrs.evolve(last, kind=merged), size)
+                return
+        if not outbox.fits(size):
+            over_count = len(outbox) >= outbox.max_events
+            behind = f"{len(outbox)} events" if over_count else f"{outbox.bytes // (1024 * 1024)} MiB of events"
+            self._consumer_gone(SessionClosed(f"the events consumer fell {behind} behind; the session was closed"))
+            return
         self._sequence += 1
         event = Event(
             sequence=self._sequence,
@@ -337,18 +365,11 @@ class _Engine:
             turn_info=turn_info,
             extensions=extensions,
         )
-        try:
-            self._out_tx.send_nowait(event)
-        except anyio.WouldBlock:
-            self._consumer_gone(
-                SessionClosed(f"the events consumer fell {EVENT_BUFFER} events behind; the session was closed")
-            )
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._consumer_gone(None)
+        outbox.put(event, size)
 
     def _consumer_gone(self, error: AgentError | None) -> None:
         self._consumer_lost = True
-        self._out_tx.close()
+        self._outbox.close()
         if error is not None and self._terminal_error is None:
             self._terminal_error = error
         self._begin_close()
@@ -906,13 +927,12 @@ class _Engine:
         if steer is not None:
             self._steer = None
             self._resolve_steer(steer, SessionClosed("the session closed"))
-        for stream in (self._out_tx, self._driver_rx, self._driver_tx, self._commands_tx, self._commands_rx):
+        self._outbox.close()
+        for stream in (self._driver_rx, self._driver_tx, self._commands_tx, self._commands_rx):
             stream.close()
 
-    def _take_output(self) -> MemoryObjectReceiveStream[Event]:
-        receive = self._out_rx
-        del self._out_rx  # the Events object owns it from here on
-        return receive
+    def _take_output(self) -> Outbox:
+        return self._outbox
 
     @property
     def info(self) -> SessionInfo:
@@ -921,6 +941,15 @@ class _Engine:
     @property
     def status(self) -> SessionStatus:
         return self._status
+
+
+def _payload_size(kind: EventKind) -> int:
+    """What an event weighs in the consumer's byte budget: its text, or a flat 256."""
+    if isinstance(kind, (TextDelta, ReasoningDelta, UserMessage, ToolOutputDelta)):
+        return len(kind.text) + 64
+    if isinstance(kind, ToolUpdated):
+        return len(kind.tool.output or "") + 256
+    return 256
 
 
 def _json_safe(event: seam.Content) -> seam.Content:
@@ -938,8 +967,9 @@ def _json_safe(event: seam.Content) -> seam.Content:
         if _safejson.unsafe(kind.diagnostic.raw):
             fixed = Diagnostic(attrs.evolve(kind.diagnostic, raw=_safejson.safe(kind.diagnostic.raw)))
     elif isinstance(kind, ContextUsage):
-        if _safejson.unsafe([kind.used_tokens, kind.window_tokens, kind.cost_usd]):
-            used, window, cost = _safejson.safe([kind.used_tokens, kind.window_tokens, kind.cost_usd])
+        numbers = [kind.used_tokens, kind.window_tokens, kind.cost_usd]
+        if _safejson.unsafe(numbers):
+            used, window, cost = _safejson.safe(numbers)
             fixed = ContextUsage(int(used or 0), None if window is None else int(window), cost)
     extensions = event.extensions
     unsafe_extensions = bool(extensions) and _safejson.unsafe(extensions)
@@ -1117,7 +1147,7 @@ class Events:
                 event = self._receive.receive_nowait()
             except anyio.WouldBlock:
                 pass
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
+            except anyio.EndOfStream:
                 return await self._end()
             else:
                 self._since_checkpoint += 1
@@ -1125,11 +1155,11 @@ class Events:
         self._since_checkpoint = 0
         try:
             return await self._receive.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
+        except anyio.EndOfStream:
             return await self._end()
 
     async def _end(self) -> Event:
-        self._receive.close()
+        self._receive.close_reader()
         error = self._engine._terminal_error
         if error is not None and not self._raised:
             self._raised = True
@@ -1138,7 +1168,7 @@ class Events:
 
     async def aclose(self) -> None:
         """Stop reading; the session closes as if ``close()`` was called."""
-        self._receive.close()
+        self._receive.close_reader()
         await self._engine.close()
 
     async def __aenter__(self) -> Events:
@@ -1156,7 +1186,7 @@ class Events:
     def __del__(self) -> None:
         receive = getattr(self, "_receive", None)
         if receive is not None:
-            receive.close()
+            receive.close_reader()
         engine = getattr(self, "_engine", None)
         if engine is not None:
             engine._release(events=True)
