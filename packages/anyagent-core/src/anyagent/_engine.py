@@ -1123,7 +1123,8 @@ class Session:
 class Events:
     """The ordered stream of a session's events; one consumer. ``async for event in events``.
 
-    Buffers 1024 events; a consumer that falls a full buffer behind is treated as gone and the
+    Buffers 1024 events or 64 MiB (while the reader lags, text deltas of one message merge);
+    a consumer that falls past either bound is treated as gone and the
     session closes. When the session ends because of a failure, iteration raises that
     ``AgentError`` after the last buffered event.
     """
