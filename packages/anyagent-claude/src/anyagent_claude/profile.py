@@ -40,6 +40,8 @@ PROFILE = AgentProfile(
     login=LOGIN,
     install_hint="npm install -g @anthropic-ai/claude-code",
     config_home_env="CLAUDE_CONFIG_DIR",
+    # what Claude Code itself reads besides ANTHROPIC_API_KEY (kept by CredentialPolicy.OWN_ONLY)
+    credential_env=("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "AWS_*", "GOOGLE_APPLICATION_CREDENTIALS"),
     extra_dirs={
         # the native installer, then the old per-user "local" install
         "any": ("~/.local/bin", "~/.claude/local"),
