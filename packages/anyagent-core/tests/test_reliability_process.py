@@ -3,6 +3,7 @@ grandchild holds its output, the host dying, and launches no OS can carry out.""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -114,3 +115,28 @@ def test_session_options_refuse_a_nul_byte() -> None:
     with pytest.raises(InvalidConfiguration):
         SessionOptions.in_dir("/tmp/a\0b")
     assert options.configure("model", "x" * 300_000).configuration["model"] == "x" * 300_000
+
+
+# ---------------------------------------------------------------------------------------------
+# item 11: close() reaches the descendants that left the group
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="found through /proc")
+@pytest.mark.parametrize("grace", [0.2, 2.0])
+async def test_close_kills_a_grandchild_that_called_setsid(tmp_path: Path, grace: float) -> None:
+    """``grace=2``: the leader ignores SIGTERM; also right after EOF (the leader exits at once
+    in the ``grandchild`` mode without ``stay``, covered by the first listing)."""
+    agent_script = Path(__file__).parent / "fakes" / "stdio_agent.py"
+    proc = await spawn([sys.executable, str(agent_script), "escapee"], cwd=tmp_path)
+    line = await proc.stdout.receive()
+    info = json.loads(line)
+    try:
+        assert pid_alive(info["grandchild"])
+        assert os.getpgid(info["grandchild"]) != proc.pid
+        await proc.aclose(grace=grace)
+        with anyio.fail_after(3):
+            while pid_alive(info["grandchild"]):
+                await anyio.sleep(0.01)
+    finally:
+        if pid_alive(info["grandchild"]):
+            os.kill(info["grandchild"], signal.SIGKILL)

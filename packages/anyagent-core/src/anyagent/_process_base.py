@@ -147,6 +147,12 @@ class _Child(Protocol):
     def kill_group(self) -> None:
         """Kill the whole group (SIGKILL / TerminateJobObject). Never after the reap."""
 
+    def escapees(self) -> list[tuple[int, str]]:
+        """The live leader's descendants outside its group (Linux), to kill after the group."""
+
+    def kill_escapees(self, escapees: list[tuple[int, str]]) -> None:
+        """SIGKILL those of ``escapees`` that still run (never a reused process id)."""
+
     def close_streams(self) -> None:
         """Close our pipe ends and OS handles (after the reap, or when a launch is abandoned)."""
 

@@ -213,6 +213,52 @@ class _PosixChild:
         except OSError:
             pass
 
+    def escapees(self) -> list[tuple[int, str]]:
+        """Linux: the live leader's descendants that left its group (``setsid``), as (pid, start
+        time), so ``kill_escapees`` can reach them after the group is gone. Empty elsewhere."""
+        if self._reaped or not sys.platform.startswith("linux"):
+            return []
+        parents: dict[int, list[tuple[int, int, str]]] = {}
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            return []
+        for entry in entries:
+            if entry.isdigit():
+                fields = _proc_stat(int(entry))
+                if fields is not None:
+                    parents.setdefault(int(fields[1]), []).append((int(entry), int(fields[2]), fields[19]))
+        found: list[tuple[int, str]] = []
+        todo = [self._pid]
+        while todo and len(found) < 4096:
+            for pid, pgid, start in parents.get(todo.pop(), ()):
+                todo.append(pid)
+                if pgid != self._pid:
+                    found.append((pid, start))
+        return found
+
+    @staticmethod
+    def kill_escapees(escapees: list[tuple[int, str]]) -> None:
+        """SIGKILL each still-running process of ``escapees`` (through a pidfd checked against its
+        start time, so a reused id is never signalled)."""
+        opener = getattr(os, "pidfd_open", None)
+        sender = getattr(signal, "pidfd_send_signal", None)
+        if opener is None or sender is None:
+            return
+        for pid, start in escapees:
+            try:
+                pidfd = opener(pid)
+            except OSError:
+                continue
+            try:
+                fields = _proc_stat(pid)
+                if fields is not None and fields[19] == start:
+                    sender(pidfd, signal.SIGKILL)
+            except OSError:
+                pass
+            finally:
+                os.close(pidfd)
+
     def close_streams(self) -> None:
         if isinstance(self._stdin, _FdSendStream):
             self._stdin.close()
@@ -273,6 +319,17 @@ class _PosixChild:
             return False
         tail.feed(data)
         return True
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """``/proc/PID/stat`` after the command name: [state, ppid, pgrp, …, starttime at 19]."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            text = file.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[-1].split()
+    return fields if len(fields) > 19 else None
 
 
 def _open_pidfd(pid: int) -> int | None:

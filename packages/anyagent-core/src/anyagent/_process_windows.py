@@ -136,6 +136,12 @@ class _WindowsChild:
     def terminate_group(self) -> None:
         self.kill_group()  # no polite group signal reaches console-less children
 
+    def escapees(self) -> list[tuple[int, str]]:
+        return []  # the Job Object holds every descendant
+
+    def kill_escapees(self, escapees: list[tuple[int, str]]) -> None:
+        pass
+
     def kill_group(self) -> None:
         with self._lock:
             if not self._reaped:

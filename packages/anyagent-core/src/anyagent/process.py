@@ -18,9 +18,14 @@ its stderr, and its normalized exit status. Guarantees:
   dies (``PR_SET_PDEATHSIG``, set by a tiny exec shim; see ``_SHIM``), and so does the rest of its
   group: the shim leaves a guard process in the group that waits on the host's pidfd and kills
   the group when the host is gone (SIGKILL or SIGTERM alike).
-* Limit: a descendant that left the group (``setsid``, a daemonizing double fork) is not ours to
-  reach; it outlives ``aclose`` and the host. The session still ends when the leader exits
-  (``toolkit.DriverLoop`` stops reading shortly after, whoever holds the pipe).
+* Descendants that left the group (``setsid``): on Linux ``aclose`` lists the leader's
+  descendants outside its group from ``/proc`` while the leader still lives (at the start and
+  before each signal) and SIGKILLs those still running once the group is gone (by pidfd, checked
+  against the start time). Limits: one that was already orphaned (its parent exited, a
+  daemonizing double fork) or that appears after the last listing is not ours to reach, nor is
+  any when the leader exits on its own or the host dies; elsewhere none is. The session still
+  ends when the leader exits (``toolkit.DriverLoop`` stops reading shortly after, whoever holds
+  the pipe).
 * stderr is always drained (by a thread, so no task group has to outlive ``connect``) into a tail
   of the last ``stderr_tail_lines`` lines, each capped; the pipe can never fill up.
 * When the group leader exits, the rest of its group is killed at once (the leader is still a
@@ -190,7 +195,11 @@ def _check_size(args: Sequence[str], env: Mapping[str, str]) -> None:
             raise InvalidConfiguration(
                 f"cannot start {_short(args[0])}: its command line is {line} characters (max 32000)"
             )
-        return
+    else:
+        _check_posix_size(args, env)
+
+
+def _check_posix_size(args: Sequence[str], env: Mapping[str, str]) -> None:
     name = _short(args[0])
     total = 0
     for index, part in enumerate(args):
@@ -209,7 +218,7 @@ def _check_size(args: Sequence[str], env: Mapping[str, str]) -> None:
             )
         total += size + 8
     try:
-        limit = os.sysconf("SC_ARG_MAX")
+        limit: int = getattr(os, "sysconf")("SC_ARG_MAX")  # noqa: B009 - POSIX only
     except (AttributeError, ValueError, OSError):
         limit = -1
     if limit > 0 and total + _ARG_SLACK > limit:
@@ -348,6 +357,7 @@ class AgentProcess:
 
     async def _ladder(self, grace: float) -> None:
         child = self._child
+        escaped = child.escapees()  # setsid descendants, found while the leader still holds them
         try:
             await child.stdin.aclose()  # EOF: the one portable "please exit"
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -355,13 +365,16 @@ class AgentProcess:
         with anyio.move_on_after(grace):
             await _wait_exit(child)
         if not child.poll_exit():
+            escaped += child.escapees()
             child.terminate_group()
             with anyio.move_on_after(grace):
                 await _wait_exit(child)
         if not child.poll_exit():
+            escaped += child.escapees()
             child.kill_group()
             with anyio.move_on_after(_KILL_WAIT):
                 await _wait_exit(child)
+        child.kill_escapees(escaped)
         if child.poll_exit():
             await self._join_drain()
             self._status = self._finished()

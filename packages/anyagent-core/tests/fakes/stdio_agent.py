@@ -10,6 +10,7 @@ Modes (each prints ``{"ready": <pid>}`` first unless noted):
   stubborn      ignore SIGTERM and stdin EOF; sleep forever
   grandchild    start a grandchild that holds stdout/stderr and sleeps, print {"grandchild": pid},
                 then exit (or, with ARG "stay", ignore EOF/SIGTERM and sleep too)
+  escapee       like ``grandchild stay``, but the grandchild calls setsid (leaves the group)
   env           print {"env": environ, "cwd": cwd, "sigign": <SigIgn mask>} and exit
   slowstart S   sleep S seconds before the ready line (to cancel a spawn mid-way)
 """
@@ -99,9 +100,9 @@ def stubborn() -> None:
     sleep_forever()
 
 
-def grandchild(stay: bool) -> None:
+def grandchild(stay: bool, escape: bool = False) -> None:
     code = "import time\nwhile True: time.sleep(3600)"
-    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL, start_new_session=escape)
     out({"grandchild": child.pid, "pid": os.getpid()})
     if stay:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -137,6 +138,8 @@ def main() -> None:
         stubborn()
     elif mode == "grandchild":
         grandchild(arg == "stay")
+    elif mode == "escapee":
+        grandchild(True, escape=True)
     elif mode == "env":
         env()
     elif mode == "slowstart":
