@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
+import time
 from pathlib import Path
 
+import anyio
 import pytest
 from acpsupport import SCRIPTED, opened, runtime, scripted
 
@@ -33,6 +37,7 @@ from anyagent import (
     UserMessage,
     hookimpl,
 )
+from anyagent_acp.client import INVALID_PARAMS, MAX_FILE_BYTES, FileAccess, RpcFailure
 from anyagent_testkit.events import kinds, text_of
 
 pytestmark = pytest.mark.anyio
@@ -258,3 +263,58 @@ async def test_probe_reports_details(tmp_path: Path) -> None:
     async with runtime() as rt:
         details = await rt.probe(scripted())
     assert details.version == "9.9.9" and details.capabilities.supports(Capability.SLASH_COMMANDS)
+
+
+def _release_fifo(fifo: Path) -> None:
+    """Open the FIFO's writing end, so a read blocked on it (the bug) returns."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+async def test_a_fifo_or_device_attachment_is_refused_and_the_prompt_goes_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("remember")
+    prompt = Input.text("BLOCKS look").attach(fifo).attach(notes)
+    if await anyio.Path("/dev/zero").exists():
+        prompt = prompt.attach("/dev/zero")  # before: read until MemoryError
+    rescue = threading.Timer(12, _release_fifo, (fifo,))  # before: only this unblocked the read
+    rescue.start()
+    started = time.monotonic()
+    try:
+        async with opened(tmp_path) as (session, reader):
+            await session.prompt(prompt)
+            seen = await reader.turn()
+    finally:
+        rescue.cancel()
+    assert time.monotonic() - started < 10
+    problems = [d.diagnostic for d in kinds(seen, Diagnostic)]
+    assert {p.code for p in problems} == {DiagnosticCode.ATTACHMENT}
+    assert any(str(fifo) in p.message and "FIFO" in p.message for p in problems)
+    assert text_of(seen) == f"blocks=text text=BLOCKS look\n\nAttached file: {notes}"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+async def test_the_agent_reading_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    files = FileAccess(tmp_path)
+    rescue = threading.Timer(8, _release_fifo, (fifo,))  # before: only this unblocked the open
+    rescue.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(RpcFailure) as info:
+            await files.read({"path": str(fifo)})
+    finally:
+        rescue.cancel()
+    assert time.monotonic() - started < 5
+    assert info.value.code == INVALID_PARAMS and "not a regular file" in info.value.message
+    big = tmp_path / "big.txt"
+    with big.open("wb") as out:
+        out.truncate(MAX_FILE_BYTES + 1)
+    with pytest.raises(RpcFailure, match="the limit is"):
+        await files.read({"path": str(big)})

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -562,3 +564,78 @@ async def test_decline_answers_a_pending_permission_once(tmp_path: Path) -> None
     [answer] = fake.answers(request_id)
     assert answer["response"]["behavior"] == "deny"
     assert not fake.answers("never-opened")
+
+
+def _release_fifo(fifo: Path) -> None:
+    """Open the FIFO's other end, so an ``open`` blocked on it (the bug) returns."""
+    for flags in (os.O_WRONLY | os.O_NONBLOCK, os.O_RDONLY | os.O_NONBLOCK):
+        try:
+            os.close(os.open(fifo, flags))
+        except OSError:
+            pass
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+async def test_a_fifo_attachment_is_refused_and_the_prompt_goes_at_once(tmp_path: Path) -> None:
+    fake = Fake(tmp_path)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    rescue = threading.Timer(12, _release_fifo, (fifo,))  # before: only this unblocked the read
+    rescue.start()
+    started = time.monotonic()
+    try:
+        async with runtime_with_env(fake.env) as runtime:
+            session, events = await runtime.open(fake.agent, fake.options())
+            async with session:
+                await session.prompt(Input.text("look").attach(fifo).attach(notes))
+                turn = await EventReader(events, timeout=WAIT).turn()
+    finally:
+        rescue.cancel()
+    assert time.monotonic() - started < 10
+    [problem] = [e.kind.diagnostic for e in turn if isinstance(e.kind, Diagnostic)]
+    assert problem.code == "attachment" and "not a regular file" in problem.message and str(fifo) in problem.message
+    assert isinstance(turn[-1].kind, TurnEnded) and isinstance(turn[-1].kind.stop, Completed)
+    [user] = [f for f in fake.sent() if f["type"] == "user"]
+    text = user["message"]["content"]
+    assert str(notes) in text and str(fifo) not in text
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+async def test_recording_to_a_fifo_without_a_reader_never_freezes_the_session(tmp_path: Path) -> None:
+    fake = Fake(tmp_path)
+    fifo = tmp_path / "wire.fifo"
+    os.mkfifo(fifo)
+    rescue = threading.Timer(12, _release_fifo, (fifo,))  # before: only this let the frozen loop go on
+    rescue.start()
+    started = time.monotonic()
+    try:
+        async with runtime_with_env(fake.env) as runtime:
+            session, events = await runtime.open(fake.agent, fake.options().record_wire(fifo))
+            async with session:
+                await session.prompt("go")
+                turn = await EventReader(events, timeout=WAIT).turn()
+    finally:
+        rescue.cancel()
+    assert time.monotonic() - started < 10
+    codes = [e.kind.diagnostic.code for e in turn if isinstance(e.kind, Diagnostic)]
+    assert "record_wire" in codes
+    assert isinstance(turn[-1].kind, TurnEnded) and isinstance(turn[-1].kind.stop, Completed)
+
+
+async def test_recording_through_a_symlink_is_refused_and_the_target_untouched(tmp_path: Path) -> None:
+    fake = Fake(tmp_path)
+    target = tmp_path / "precious.txt"
+    target.write_text("keep\n")
+    target.chmod(0o644)
+    link = tmp_path / "wire.jsonl"
+    link.symlink_to(target)
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options().record_wire(link))
+        async with session:
+            await session.prompt("go")
+            turn = await EventReader(events, timeout=WAIT).turn()
+    problems = [e.kind.diagnostic for e in turn if isinstance(e.kind, Diagnostic)]
+    assert any(p.code == "record_wire" and "symbolic link" in p.message for p in problems)
+    assert target.read_text() == "keep\n" and (target.stat().st_mode & 0o777) == 0o644

@@ -274,9 +274,8 @@ async def test_recordings_are_strict_json_even_when_the_agent_writes_nan(tmp_pat
         "sys.stdout.flush()\n"
     )
     async with running([sys.executable, "-c", script], tmp_path, recorder=recorder) as proc:
-        frames = [frame async for frame in JsonLines(proc)]
+        assert len([frame async for frame in JsonLines(proc)]) == 2
         await proc.wait()
-    assert frames[0]["cost"] != frames[0]["cost"]  # the frame itself: NaN, as parsed
     recorder.received({"late": float("nan")})
     recorder.note({"ratio": float("inf")})
     recorder.sent({"sent": float("-inf"), "bad": "\ud800"})  # a lone surrogate: the standard codec path

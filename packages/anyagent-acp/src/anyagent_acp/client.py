@@ -19,6 +19,7 @@ import anyio
 from anyagent import AgentError
 from anyagent import jsonread as j
 from anyagent.process import AgentProcess, spawn
+from anyagent.toolkit import FileTooLarge, NotRegularFile, read_attachment
 from anyagent.wire import JsonRpcCode
 
 from .translate import AcpCode
@@ -77,10 +78,12 @@ class FileAccess:
         """``{content}`` of the file, sliced by the 1-based ``line`` and ``limit`` when given."""
         path = self._inside(params)
         try:
-            size = (await anyio.Path(path).stat()).st_size
-            if size > MAX_FILE_BYTES:
-                raise RpcFailure(INTERNAL_ERROR, f"{path} is {size} bytes; the limit is {MAX_FILE_BYTES}")
-            data = await anyio.Path(path).read_bytes()
+            data = await read_attachment(path, MAX_FILE_BYTES) or b""
+        except FileTooLarge as exc:
+            size = f"{exc.size} bytes" if exc.size is not None else f"over {MAX_FILE_BYTES} bytes"
+            raise RpcFailure(INTERNAL_ERROR, f"{path} is {size}; the limit is {MAX_FILE_BYTES}") from None
+        except NotRegularFile as exc:
+            raise RpcFailure(INVALID_PARAMS, f"Invalid params: {path} is {exc.strerror}") from None
         except FileNotFoundError:
             if self.missing_as_empty:
                 return {"content": ""}

@@ -3,7 +3,9 @@
 What flows in: the prompt text, its attachment paths, and what the agent's ``promptCapabilities``
 allow. What flows out: the ``prompt`` array for ``session/prompt`` plus problems worth a diagnostic.
 Media are inlined only when advertised (images, audio, embedded resources); every other
-attachment becomes its absolute path in the text, so the agent can still read it itself.
+attachment becomes its absolute path in the text, so the agent can still read it itself. An
+attachment that is not a regular file (a FIFO, a device) is refused: a problem, and the prompt goes
+without it. Reads are bounded by bytes and cancellable (``anyagent.toolkit.read_attachment``).
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import anyio
 import attrs
 
 from anyagent import Input
 from anyagent import jsonread as j
+from anyagent.toolkit import FileTooLarge, NotRegularFile, read_attachment
 
 __all__ = ["MAX_INLINE_BYTES", "PromptMedia", "prompt_blocks"]
 
@@ -73,14 +75,17 @@ def _block(path: Path, data: bytes, media: PromptMedia) -> dict[str, Any] | None
     return {"type": "resource", "resource": resource}
 
 
-async def _read(path: Path) -> tuple[bytes | None, str | None]:
+async def _read(path: Path) -> tuple[bytes | None, str | None, bool]:
+    """(bytes to inline or None, a problem or None, whether the path may ride the text)."""
     try:
-        size = (await anyio.Path(path).stat()).st_size
-        if size > MAX_INLINE_BYTES:
-            return None, f"attachment {path} is {size} bytes; sent as a path, not inlined"
-        return await anyio.Path(path).read_bytes(), None
+        return await read_attachment(path, MAX_INLINE_BYTES), None, True
+    except FileTooLarge as exc:
+        size = f"{exc.size} bytes" if exc.size is not None else f"over {MAX_INLINE_BYTES} bytes"
+        return None, f"attachment {path} is {size}; sent as a path, not inlined", True
+    except NotRegularFile as exc:
+        return None, f"attachment {path} is {exc.strerror}; it was not sent", False
     except OSError as exc:
-        return None, f"attachment {path} could not be read ({exc.strerror or exc}); sent as a path"
+        return None, f"attachment {path} could not be read ({exc.strerror or exc}); sent as a path", True
 
 
 async def prompt_blocks(value: Input, media: PromptMedia) -> tuple[list[dict[str, Any]], list[str]]:
@@ -89,9 +94,11 @@ async def prompt_blocks(value: Input, media: PromptMedia) -> tuple[list[dict[str
     problems: list[str] = []
     by_path: list[Path] = []
     for path in value.attachments:
-        data, problem = await _read(path)
+        data, problem, send = await _read(path)
         if problem is not None:
             problems.append(problem)
+        if not send:
+            continue
         block = _block(path, data, media) if data is not None else None
         if block is None:
             by_path.append(path)

@@ -2,8 +2,10 @@
 
 In: an ``Input`` (text + attachment paths). Out: the ``content`` of a user frame (a string, or a
 list of blocks when an image rides inline) and diagnostics for attachments that could not be
-read. Every attachment also rides the text as its absolute path, so the agent can open it with
-its own tools; images of at most 5 MiB, recognised by their magic bytes, are sent inline too.
+read. An attachment that is not a regular file (a FIFO, a device) is refused: a diagnostic, and
+the prompt goes without it. Every other attachment rides the text as its absolute path, so the
+agent can open it with its own tools; images of at most 5 MiB, recognised by their magic bytes,
+are sent inline too. Reads are bounded and cancellable (``anyagent.toolkit.read_attachment``).
 """
 
 from __future__ import annotations
@@ -12,9 +14,8 @@ import base64
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 from anyagent import Input
+from anyagent.toolkit import FileTooLarge, NotRegularFile, read_attachment
 
 __all__ = ["IMAGE_LIMIT", "prompt_content", "sniff_image"]
 
@@ -35,16 +36,12 @@ def sniff_image(head: bytes) -> str | None:
     return None
 
 
-def _read_image(path: Path) -> tuple[str, bytes] | None:
-    """(media type, bytes) when ``path`` is an inlinable image, else None. Raises OSError."""
-    if path.stat().st_size > IMAGE_LIMIT:
-        return None
-    with path.open("rb") as file:
-        head = file.read(16)
-        media = sniff_image(head)
-        if media is None:
-            return None
-        return media, head + file.read(IMAGE_LIMIT)
+def _is_image(head: bytes) -> bool:
+    return sniff_image(head) is not None
+
+
+def _never(head: bytes) -> bool:
+    return False
 
 
 async def prompt_content(prompt: Input, *, images: bool = True) -> tuple[str | list[dict[str, Any]], list[str]]:
@@ -53,21 +50,31 @@ async def prompt_content(prompt: Input, *, images: bool = True) -> tuple[str | l
         return prompt.content, []
     problems: list[str] = []
     blocks: list[dict[str, Any]] = []
+    listed: list[Path] = []
     for path in prompt.attachments:
         try:
-            image = await anyio.to_thread.run_sync(_read_image, path) if images else None
+            # only the magic bytes of a non-image are read; without images, only what it is
+            data = await read_attachment(path, IMAGE_LIMIT, accept=_is_image if images else _never)
+        except FileTooLarge:
+            data = None  # too large to inline: its path is enough
+        except NotRegularFile as exc:
+            problems.append(f"attachment {path} is {exc.strerror}; it was not sent")
+            continue
         except OSError as exc:
             problems.append(f"attachment {path} could not be read ({exc.strerror or exc}); only its path was sent")
-            continue
-        if image is not None:
-            media, data = image
+            data = None
+        listed.append(path)
+        media = sniff_image(data[:16]) if data is not None else None
+        if data is not None and media is not None:
             blocks.append(
                 {
                     "type": "image",
                     "source": {"type": "base64", "media_type": media, "data": base64.b64encode(data).decode()},
                 }
             )
-    listing = "\n".join(f"- {path}" for path in prompt.attachments)
+    if not listed:
+        return prompt.content, problems
+    listing = "\n".join(f"- {path}" for path in listed)
     text = f"{prompt.content}\n\nAttached files:\n{listing}" if prompt.content else f"Attached files:\n{listing}"
     if not blocks:
         return text, problems

@@ -53,6 +53,7 @@ import anyio.abc
 import attrs
 
 from . import seam
+from ._attachments import FileTooLarge, NotRegularFile, read_attachment
 from ._errors import AgentError, ProcessExited, ProtocolFailed
 from ._types import (
     JSON,
@@ -74,14 +75,17 @@ from .wire import (
 
 __all__ = [
     "DriverLoop",
+    "FileTooLarge",
     "FrameSource",
     "Launch",
+    "NotRegularFile",
     "RequestBook",
     "frame_json",
     "launch_argv",
     "launch_env",
     "launching",
     "open_recorder",
+    "read_attachment",
     "refuse",
     "wait_for_listening",
 ]
