@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nox
@@ -47,6 +48,26 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy", *[str(p / "src") for p in PACKAGES])
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """The testkit's fuzz harness: >= 10k mutated recorded frames per adapter (claude, ACP), counters printed.
+
+    ``ANYAGENT_FUZZ_FRAMES`` / ``ANYAGENT_FUZZ_SEED`` from the environment override the size and seed.
+    """
+    _install_packages(session)
+    session.install(*TEST_DEPS)
+    env = {
+        "ANYAGENT_FUZZ_FRAMES": os.environ.get("ANYAGENT_FUZZ_FRAMES", "10000"),
+        "ANYAGENT_FUZZ_SEED": os.environ.get("ANYAGENT_FUZZ_SEED", "0"),
+    }
+    # one backend (asyncio) for the long run; the bounded run in `nox -s tests` covers trio too
+    tests = [
+        str(ROOT / "packages/anyagent-claude/tests/test_claude_fuzz.py"),
+        str(ROOT / "packages/anyagent-acp/tests/test_acp_fuzz.py"),
+    ]
+    session.run("pytest", "-s", "-k", "fuzzed and asyncio", *tests, *session.posargs, env=env)
 
 
 @nox.session

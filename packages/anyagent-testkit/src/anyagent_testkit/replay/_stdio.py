@@ -192,7 +192,7 @@ class StdioPlayer:
 
     def _write_line(self, text: str) -> None:
         try:
-            self._out.write(text.encode("utf-8") + b"\n")
+            self._out.write(_encode(text) + b"\n")
             if self._flush_now:
                 self._out.flush()
         except (BrokenPipeError, ValueError, OSError):
@@ -348,6 +348,18 @@ class StdioPlayer:
 
 
 _NOT_JSON = object()
+
+
+def _encode(text: str) -> bytes:
+    """UTF-8; lone surrogates ``\\udc80``-``\\udcff`` become those raw bytes (how a recording spells
+    invalid UTF-8), other lone surrogates their (invalid) UTF-8 encoding."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "surrogatepass")
 
 
 def _next_client_lines(lines: Sequence[Line]) -> list[Line | None]:
