@@ -71,6 +71,8 @@ __all__ = [
     "FuzzReport",
     "FuzzTarget",
     "WireRules",
+    "cases",
+    "check_events",
     "fuzz",
     "mutate",
     "run_case",
@@ -582,7 +584,7 @@ async def _drive(
             if scope.cancelled_caught:
                 report.count("hangs", case, "the event stream did not end after close()")
                 group.cancel_scope.cancel()
-    _check(driver)
+    check_events(driver.events, report, case, started=driver.started)
 
 
 def _auto_answer(request: Any) -> Answer:
@@ -598,8 +600,9 @@ def _auto_answer(request: Any) -> Answer:
     return Answer.question(answers)
 
 
-def _check(driver: _Driver) -> None:
-    case, report, events = driver.case, driver.report, driver.events
+def check_events(events: Sequence[Event], report: FuzzReport, case: FuzzCase, *, started: Iterable[str] = ()) -> None:
+    """Count into ``report`` what is wrong with one session's whole event stream (``started``: the turn
+    ids of the prompts delivered as ``Started``)."""
     report.events += len(events)
     report.turns += sum(isinstance(event.kind, TurnStarted) for event in events)
     ends: dict[str, int] = {}
@@ -635,7 +638,7 @@ def _check(driver: _Driver) -> None:
     for turn, count in ends.items():
         if turn not in starts:
             report.count("turn_ends", case, f"TurnEnded for turn {turn} that never started ({count}x)")
-    for turn in driver.started:
+    for turn in started:
         if turn not in ends:
             report.count("lost_prompts", case, f"prompt started turn {turn}, which never ended")
     if open_requests:
