@@ -46,6 +46,8 @@ CLAUDE = [
     {"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "hi"}]}},
     {"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "there"}]}},
     {"type": "result", "subtype": "success", "is_error": False, "result": "hi there"},
+    {"_sent": {"type": "user", "message": {"role": "user", "content": "again"}}},
+    {"type": "result", "subtype": "success", "is_error": False, "result": "again"},
 ]
 ACP = [
     {"_sent": {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}},
@@ -76,10 +78,13 @@ def test_each_mutation_is_deterministic_and_changes_only_agent_frames_after_the_
     assert first is not None and first == again
     assert first != CLAUDE
     assert first[:4] == CLAUDE[:4], "the handshake and the prompt are left alone"
+    results = sum(o.get("type") == "result" for o in first)
     if mutation == "drop_end":
-        assert not any(o.get("type") == "result" for o in first)
+        assert results == 1
     if mutation == "double_end":
-        assert sum(o.get("type") == "result" for o in first) == 2
+        assert results == 3
+    if mutation == "late_end":
+        assert first[7:9] == [CLAUDE[8], CLAUDE[7]], "the first turn's end comes after the next prompt"
 
 
 def test_acp_ends_are_the_replies_to_prompts() -> None:

@@ -7,7 +7,8 @@ the adapter and engine held up) with examples (recording, seed, mutation, what w
 
 Each case copies one recorded process, applies one seeded mutation to its agent frames after the
 handshake (drop, duplicate, swap adjacent, retype a field, a huge string, invalid UTF-8, a truncated
-line, an unknown frame type, a missing or doubled turn end), plays it with the replayer (non-strict,
+line, an unknown frame type, a missing, doubled or late turn end — one moved after the next prompt),
+plays it with the replayer (non-strict,
 as the agent process) through the real adapter and engine, and drives the session as the recording's
 client frames say: each recorded prompt is prompted once the previous turn ended (or the stream went
 quiet for ``idle`` seconds), a recorded cancel cancels, requests are answered automatically. Then the
@@ -89,6 +90,7 @@ MUTATIONS = (
     "unknown_type",
     "drop_end",
     "double_end",
+    "late_end",
 )
 """Every mutation ``mutate`` knows (and ``"none"``, the unmutated control)."""
 
@@ -336,6 +338,18 @@ def mutate(lines: Sequence[Line], rules: WireRules, mutation: str, rng: random.R
         out[at] = {"_raw": text[: rng.randrange(max(1, len(text) - 1))]}
     elif mutation == "unknown_type":
         out.insert(at, _agent(rules.unknown(rng)))
+    elif mutation == "late_end":
+        later = [
+            (end, prompt)
+            for end in ends
+            for prompt in [next((i for i in range(end, len(lines)) if _is_client_prompt(rules, lines[i])), None)]
+            if prompt is not None
+        ]
+        if not later:
+            return None
+        end, prompt = rng.choice(later)
+        moved = out.pop(end)
+        out.insert(prompt, moved)  # after the next prompt (its index shifted down by the pop)
     elif mutation in ("drop_end", "double_end"):
         if not ends:
             return None
@@ -347,6 +361,10 @@ def mutate(lines: Sequence[Line], rules: WireRules, mutation: str, rng: random.R
     else:
         raise ValueError(f"unknown mutation {mutation!r}")
     return out
+
+
+def _is_client_prompt(rules: WireRules, line: Line) -> bool:
+    return line.kind is LineKind.CLIENT and _is_prompt(rules, line.value)
 
 
 def _is_prompt(rules: WireRules, frame: Any) -> bool:
