@@ -1,4 +1,5 @@
-"""Contributor commands: ``nox -s tests``, ``nox -s lint``, ``nox -s demo``, ``nox -s bench``, ``nox -s live``."""
+"""Contributor commands: ``nox -s tests``, ``nox -s lint``, ``nox -s demo``, ``nox -s bench``, ``nox -s live``,
+``nox -s fuzz``."""
 
 from __future__ import annotations
 
