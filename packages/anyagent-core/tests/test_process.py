@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
+from procsupport import group_alive, pid_alive
 
 from anyagent import ProcessExited, ProtocolFailed, SpawnFailed
 from anyagent.process import AgentProcess, exit_status_text, run_command
@@ -78,32 +79,6 @@ def marked(token: str) -> list[int]:
             except OSError:
                 continue
     return found
-
-
-def group_alive(pgid: int) -> bool:
-    """True while a member of group ``pgid`` runs (zombies wait for init, e.g. the shim's guard)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                return True
-    return False
-
-
-def pid_alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 async def until(condition: object, timeout: float = 5.0) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 from linessupport import SPAWNED, Plugin, agent
+from procsupport import pid_alive
 
 from anyagent import (
     Failed,
@@ -28,15 +29,6 @@ pytestmark = pytest.mark.anyio
 
 def fd_count() -> int:
     return len(os.listdir("/proc/self/fd"))
-
-
-def pid_alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 # ---------------------------------------------------------------------------------------------

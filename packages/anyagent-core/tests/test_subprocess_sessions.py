@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 from linessupport import SPAWNED, Plugin, agent
+from procsupport import live_members
 
 from anyagent import (
     AgentInstallation,
@@ -28,21 +29,6 @@ from anyagent import (
 )
 
 pytestmark = pytest.mark.anyio
-
-
-def live_members(pgid: int) -> list[int]:
-    """Processes of group ``pgid`` that are not zombies (a killed member, such as the exec shim's
-    guard, waits for its new parent, init, to reap it)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                found.append(int(entry))
-    return found
 
 
 def assert_reaped(pid: int) -> None:
