@@ -76,7 +76,9 @@ async def test_open_refuses_options_the_agent_cannot_honour() -> None:
         base = SessionOptions.in_dir(".")
         with pytest.raises(InvalidConfiguration, match="no config option 'effort'"):
             await runtime.open(agent, base.configure("effort", "high"))
-        with pytest.raises(InvalidConfiguration, match="not a valid value"):
+        with pytest.raises(
+            InvalidConfiguration, match="not a valid value for 'model'; it takes one of 'sonnet', 'opus'"
+        ):
             await runtime.open(agent, base.configure("model", "gpt"))
         with pytest.raises(ResumeFailed):
             await runtime.open(agent, base.resume("tok"))
@@ -131,7 +133,7 @@ async def test_configure_is_validated_then_confirmed_by_session_updated() -> Non
             await session.configure("effort", "high")
         with pytest.raises(InvalidConfiguration, match="creation-only"):
             await session.configure("region", "us")
-        with pytest.raises(InvalidConfiguration, match="not a valid value"):
+        with pytest.raises(InvalidConfiguration, match="'gpt-9' is not a valid value for 'model'; it takes one of "):
             await session.configure("model", "gpt-9")
         with pytest.raises(InvalidConfiguration, match="not a valid value"):
             await session.configure("model", True)

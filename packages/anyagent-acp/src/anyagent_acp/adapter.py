@@ -306,7 +306,7 @@ async def _configure_at_open(peer: JsonRpcPeer, state: InfoState, session_id: st
             offered = ", ".join(o.id for o in state.options) or "none"
             raise InvalidConfiguration(f"the agent has no config option {option_id!r} (offered: {offered})")
         if not option.accepts(value):
-            raise InvalidConfiguration(f"{value!r} is not a valid value for {option_id!r}")
+            raise InvalidConfiguration(option.invalid(value))
         setter = state.setters[option_id]
         try:
             if setter is Setter.EFFORT_PROMPT:

@@ -847,7 +847,7 @@ class _Engine:
                 f"{option_id!r} is creation-only; set it with SessionOptions.configure before open"
             )
         if not option.accepts(value):
-            raise InvalidConfiguration(f"{value!r} is not a valid value for {option_id!r}")
+            raise InvalidConfiguration(option.invalid(value))
         if not option.between_turns:
             self._send(seam.Configure(option_id, value))
         elif self._state is _State.IDLE and self._turn is None:

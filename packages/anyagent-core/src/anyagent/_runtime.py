@@ -407,4 +407,4 @@ def _check_connected(info: seam.DriverInfo, options: SessionOptions) -> None:
             offered = ", ".join(o.id for o in details.config_options) or "none"
             raise InvalidConfiguration(f"the agent has no config option {option_id!r} (offered: {offered})")
         if not option.accepts(value):
-            raise InvalidConfiguration(f"{value!r} is not a valid value for {option_id!r}")
+            raise InvalidConfiguration(option.invalid(value))

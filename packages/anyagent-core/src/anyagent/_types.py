@@ -539,6 +539,15 @@ class ConfigOption:
     """A live option the agent can only change while no turn runs (it relaunches the agent or
     sends a hidden prompt): ``configure`` mid-turn is held by the engine until the turn ends."""
 
+    def invalid(self, value: object) -> str:
+        """Why ``value`` is refused, naming the values this option takes (for ``InvalidConfiguration``)."""
+        if isinstance(self.kind, BooleanKind):
+            valid = "True or False"
+        else:
+            values = [repr(choice.value) for choice in self.kind.choices]
+            valid = "one of " + ", ".join(values) if values else "no value (it offers none)"
+        return f"{value!r} is not a valid value for {self.id!r}; it takes {valid}"
+
     def accepts(self, value: object) -> bool:
         """True when ``value`` is a valid value of this option."""
         if isinstance(self.kind, BooleanKind):
