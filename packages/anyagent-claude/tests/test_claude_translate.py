@@ -676,3 +676,45 @@ def test_a_late_result_of_a_cancelled_turn_is_stamped_with_that_turn_and_leaves_
     t.forget_prompt("u3")  # never written: no result will come for it
     t.begin_turn(None)  # a compaction: the engine's own turn
     assert kinds(t.feed(f.result()))[-1] == seam.TurnEnd(Completed(), turn_id=None)
+
+
+def _foreground_note(tool_id: str) -> dict[str, Any]:
+    return {
+        "type": "system",
+        "subtype": "task_notification",
+        "task_id": "a77",
+        "tool_use_id": tool_id,
+        "status": "completed",
+        "summary": "found it",
+        "summary_is_report": True,
+    }
+
+
+@pytest.mark.parametrize("notification_first", [True, False], ids=["notification-first", "result-first"])
+def test_a_foreground_subagent_ends_once_with_its_kind_title_and_result(notification_first: bool) -> None:
+    """Issue 15 item 1: the pinned CLI notifies a foreground ``Agent`` call's task before its
+    ``tool_result``; either order ends the tool once, as the subagent it is."""
+    t = Translator()
+    [started] = feed_all(t, f.assistant("m", [f.tool_use("agent_1", "Agent", description="explore", prompt="look")]))
+    assert started.tool.kind is ToolKind.SUBAGENT and started.tool.title
+    task = {
+        "type": "system",
+        "subtype": "task_started",
+        "task_id": "a77",
+        "tool_use_id": "agent_1",
+        "is_backgrounded": False,
+        "task_type": "local_agent",
+    }
+    assert t.feed(task).events == []
+    feed_all(t, f.assistant("sub", [{"type": "text", "text": "found it"}], parent="agent_1"))
+    done = f.tool_result("agent_1", [{"type": "text", "text": "found it"}], use_result={"status": "completed"})
+    order = [_foreground_note("agent_1"), done] if notification_first else [done, _foreground_note("agent_1")]
+    updates = only(feed_all(t, *order), ToolUpdated)
+    assert [u.tool.id for u in updates] == ["agent_1"]  # one final snapshot
+    [final] = updates
+    assert final.tool.status is ToolStatus.COMPLETED
+    assert final.tool.kind is ToolKind.SUBAGENT and final.tool.title == started.tool.title
+    assert final.tool.output is not None and "found it" in final.tool.output
+    end = kinds(t.feed(f.result()))
+    assert only(end, ToolUpdated) == [] and end[-1] == seam.TurnEnd(Completed())
+    assert only(end, seam.ToolBackgrounded) == []

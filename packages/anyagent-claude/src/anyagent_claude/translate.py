@@ -601,6 +601,11 @@ class Translator:
             return
         if task_id is not None:
             self._tasks.pop(task_id, None)
+        if tool_id not in self._background:
+            # a foreground task (an ``Agent`` call with ``run_in_background: false``): the
+            # pinned CLI may notify before the call's ``tool_result``, which is what ends the tool
+            # (with its kind, title and result); a notification after the result finds no entry
+            return
         self._background.discard(tool_id)
         entry = self._tools.pop(tool_id, None)
         if entry is None:
