@@ -8,7 +8,8 @@ Behaviour comes from the environment:
 * ``FAKE_CLAUDE_ACCOUNT`` — the ``initialize`` account (JSON); ``FAKE_CLAUDE_USAGE`` — the
   ``get_usage`` answer (JSON; absent: an error answer); ``FAKE_CLAUDE_REFUSE`` — comma-separated
   control subtypes answered with an error; ``FAKE_CLAUDE_FAST_FAILS`` — a launch with fast mode
-  on exits before its handshake.
+  on exits before its handshake; ``FAKE_CLAUDE_TOOLS`` — the tools ``system/init`` lists (JSON;
+  default: without ``TodoWrite``, as claude 2.1.332 lists them for SDK sessions).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ ACCOUNT = json.loads(os.environ.get("FAKE_CLAUDE_ACCOUNT", '{"apiKeySource": "AN
 USAGE = os.environ.get("FAKE_CLAUDE_USAGE")
 REFUSE = set(filter(None, os.environ.get("FAKE_CLAUDE_REFUSE", "").split(",")))
 FAST_FAILS = bool(os.environ.get("FAKE_CLAUDE_FAST_FAILS"))
+TOOLS = json.loads(os.environ.get("FAKE_CLAUDE_TOOLS", '["Task", "Bash", "Edit", "Read"]'))
 SESSION = "fake-session"
 
 INIT = {
@@ -67,7 +69,8 @@ def respond(request_id: str, body: Any = None, error: str | None = None) -> None
 
 
 def stream(text: str, message_id: str = "msg_1") -> None:
-    out({"type": "system", "subtype": "init", "session_id": SESSION, "model": "fake", "permissionMode": "default"})
+    init = {"type": "system", "subtype": "init", "session_id": SESSION, "model": "fake", "permissionMode": "default"}
+    out({**init, "tools": TOOLS})
     usage = {"input_tokens": 10, "output_tokens": 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
     out({"type": "stream_event", "event": {"type": "message_start", "message": {"id": message_id, "usage": usage}}})
     for word in text.split(" "):

@@ -24,6 +24,7 @@ from anyagent import (
     AuthKind,
     AuthRequired,
     Cancelled,
+    Capability,
     Completed,
     ContextUsage,
     Diagnostic,
@@ -639,3 +640,16 @@ async def test_recording_through_a_symlink_is_refused_and_the_target_untouched(t
     problems = [e.kind.diagnostic for e in turn if isinstance(e.kind, Diagnostic)]
     assert any(p.code == "record_wire" and "symbolic link" in p.message for p in problems)
     assert target.read_text() == "keep\n" and (target.stat().st_mode & 0o777) == 0o644
+
+
+@pytest.mark.parametrize("tools", [["Task", "Bash", "Edit"], ["Task", "Bash", "TodoWrite", "Edit"]])
+async def test_plan_is_reported_only_when_system_init_lists_todo_write(tmp_path: Path, tools: list[str]) -> None:
+    """Issue 15 item 10: claude 2.1.332 leaves TodoWrite out of SDK sessions, so no plan can come."""
+    fake = Fake(tmp_path, FAKE_CLAUDE_TOOLS=json.dumps(tools))
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            assert not session.info().details.capabilities.supports(Capability.PLAN)  # unknown before system/init
+            await session.prompt("hi")
+            await EventReader(events, timeout=WAIT).turn()
+            assert session.info().details.capabilities.supports(Capability.PLAN) == ("TodoWrite" in tools)

@@ -718,3 +718,11 @@ def test_a_foreground_subagent_ends_once_with_its_kind_title_and_result(notifica
     end = kinds(t.feed(f.result()))
     assert only(end, ToolUpdated) == [] and end[-1] == seam.TurnEnd(Completed())
     assert only(end, seam.ToolBackgrounded) == []
+
+
+def test_system_init_reports_the_tools_it_lists() -> None:
+    t = Translator()
+    [seen] = t.feed({**f.init(), "tools": ["Task", "TodoWrite", 3]}).notes
+    assert seen == SessionSeen(f.SESSION, "claude-sonnet-5", "default", ("Task", "TodoWrite"))
+    [seen] = t.feed(f.init()).notes
+    assert isinstance(seen, SessionSeen) and seen.tools is None

@@ -59,6 +59,7 @@ from .launch import LaunchSpec, claude_args
 from .profile import BASE_ARGS, PROFILE
 from .prompt import prompt_content
 from .settings import Model, auth_status, commands_of, config_options, models_of
+from .tools import PLAN_TOOL
 from .translate import ControlReply, ModeSeen, SessionSeen, Translator, TurnFinished, TurnMark
 from .usage import plan_usage
 
@@ -74,13 +75,16 @@ CAPABILITIES = Capabilities.of(
     Capability.FORK,
     Capability.COMPACT,
     Capability.SLASH_COMMANDS,
-    Capability.PLAN,
     Capability.SUBAGENTS,
     Capability.CONTEXT_USAGE,
     Capability.PLAN_USAGE,
     mcp_transports=("stdio", "http", "sse"),
 )
-"""What a Claude Code session reports (no ``STEER``: a mid-turn prompt waits for its own turn)."""
+"""What a Claude Code session reports (no ``STEER``: a mid-turn prompt waits for its own turn).
+
+``PLAN`` is added once the CLI's ``system/init`` lists ``TodoWrite`` among the model's tools (and
+dropped when a later one does not): claude 2.1.332 leaves ``TodoWrite`` out of SDK sessions, so a
+plan never comes over the wire there."""
 
 ENV_DEFAULTS: Mapping[str, str] = {str(k): str(v) for k, v in dict(PROFILE.quirks.get("env", {})).items()}
 """The adapter's own environment defaults (file checkpoints for ``rewind_files``), also for an
@@ -235,6 +239,7 @@ class ClaudeDriver(seam.Driver):
         self._token: str | None = spec.session_id if spec.fork or spec.resume is None else spec.resume
         self._turn_user: str | None = None
         self._usage_wanted = True
+        self._plan = False  # the model has TodoWrite (the CLI's system/init says so)
         self.info = self._driver_info()
         self.loop: toolkit.DriverLoop[Incoming] = toolkit.DriverLoop(
             self._on_frame,
@@ -263,7 +268,7 @@ class ClaudeDriver(seam.Driver):
         details = AgentDetails(
             version=self._version,
             auth=self._auth,
-            capabilities=CAPABILITIES,
+            capabilities=CAPABILITIES.with_(Capability.PLAN) if self._plan else CAPABILITIES,
             config_options=self._options,
             commands=self._commands,
         )
@@ -344,8 +349,14 @@ class ClaudeDriver(seam.Driver):
             if self._usage_wanted:
                 await self._request("get_usage", on_reply=self._usage_reply)
         elif isinstance(note, SessionSeen):
+            changed = False
             if self._persistent and note.session_id != self._token:
                 self._token = note.session_id
+                changed = True
+            if note.tools is not None and (PLAN_TOOL in note.tools) != self._plan:
+                self._plan = PLAN_TOOL in note.tools
+                changed = True
+            if changed:
                 await self._info_changed()
         elif isinstance(note, ModeSeen):
             mode = "default" if note.mode == "manual" else note.mode

@@ -123,11 +123,13 @@ class ControlReply:
 
 @attrs.frozen
 class SessionSeen:
-    """``system/init``: the session id the CLI is using, its model and permission mode."""
+    """``system/init``: the session id the CLI is using, its model, permission mode and the
+    tools it offers the model (None when the frame lists none)."""
 
     session_id: str
     model: str | None = None
     permission_mode: str | None = None
+    tools: tuple[str, ...] | None = None
 
 
 @attrs.frozen
@@ -537,8 +539,14 @@ class Translator:
             session_id = j.nonempty(frame.get("session_id"))
             if session_id is not None:
                 self.session_id = session_id
+                tools = frame.get("tools")
                 out.notes.append(
-                    SessionSeen(session_id, j.nonempty(frame.get("model")), j.nonempty(frame.get("permissionMode")))
+                    SessionSeen(
+                        session_id,
+                        j.nonempty(frame.get("model")),
+                        j.nonempty(frame.get("permissionMode")),
+                        tuple(tool for tool in tools if isinstance(tool, str)) if isinstance(tools, list) else None,
+                    )
                 )
         elif subtype == "status":
             self._status(frame, out)
