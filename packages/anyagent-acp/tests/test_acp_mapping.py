@@ -18,6 +18,8 @@ from anyagent import (
     Failed,
     FileDiff,
     PermissionChoice,
+    Question,
+    QuestionChoice,
     Refused,
     Runtime,
     SelectKind,
@@ -75,6 +77,28 @@ def test_permission_options_keep_the_first_option_of_each_kind() -> None:
     choices, ids = translate.permission_options(options)
     assert choices == (PermissionChoice.ALLOW_ALWAYS, PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE)
     assert ids[PermissionChoice.ALLOW_ALWAYS] == "proceed_always_project"
+    # two scopes of "always" (gemini, qwen) are still a permission, not a choice
+    assert translate.permission_question(options, {"toolCallId": "t", "title": "touch"}) is None
+
+
+def test_a_permission_whose_one_time_options_share_a_kind_is_a_question() -> None:
+    options = [
+        {"optionId": "red", "name": "Red", "kind": "allow_once"},
+        {"optionId": "blue", "name": "Blue", "kind": "allow_once"},
+        {"optionId": "none", "kind": "reject_once"},
+        {"name": "no id", "kind": "reject_once"},
+    ]
+    question = translate.permission_question(options, {"toolCallId": "t1", "title": "Which colour?"})
+    assert question == Question(
+        "t1",
+        "Which colour?",
+        None,
+        (QuestionChoice("red", "Red"), QuestionChoice("blue", "Blue"), QuestionChoice("none", "none")),
+        multi_select=False,
+        allows_free_text=False,
+    )
+    plain = [{"optionId": "y", "kind": "allow_once"}, {"optionId": "n", "kind": "reject_once"}]
+    assert translate.permission_question(plain, {"toolCallId": "t1"}) is None
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,8 @@ from anyagent import (
     PermissionChoice,
     PermissionMode,
     PermissionRequest,
+    QuestionAnswer,
+    QuestionRequest,
     RequestClosed,
     RequestOpened,
     SessionOptions,
@@ -161,3 +163,37 @@ async def test_close_stops_a_terminal_the_agent_left_running(tmp_path: Path) -> 
     assert anyio.current_time() - closing < 5
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+async def test_a_permission_whose_options_share_a_kind_is_a_question_with_every_option(tmp_path: Path) -> None:
+    async with opened(tmp_path) as (session, reader):
+        await session.prompt("CHOOSE")
+        request = (await reader.kind(RequestOpened)).request
+        assert isinstance(request, QuestionRequest)
+        (question,) = request.questions
+        assert question.text == "Which colour?"
+        assert [(c.id, c.label) for c in question.choices] == [("red", "Red"), ("blue", "Blue"), ("neither", "Neither")]
+        assert not question.multi_select and not question.allows_free_text
+        await session.answer(request.id, Answer.question([QuestionAnswer.choices(["blue"])]))
+        rest = await reader.turn()
+        assert text_of(rest) == "picked blue"
+        assert kinds(rest, RequestClosed)[0].request_id == request.id
+        # the tool it asked about is still shown
+        assert any(event.tool.id == "c1" for event in kinds(reader.seen, ToolUpdated))
+        # declined by a cancel: the wire hears `cancelled`
+        await session.prompt("CHOOSE")
+        request = (await reader.kind(RequestOpened)).request
+        await session.cancel()
+        seen = await reader.turn()
+        assert kinds(seen, RequestClosed)[0].request_id == request.id
+        assert "picked red" not in text_of(seen) and "picked blue" not in text_of(seen)
+
+
+async def test_auto_approve_leaves_a_choice_to_the_user(tmp_path: Path) -> None:
+    options = SessionOptions.in_dir(tmp_path).permission_mode(PermissionMode.AUTO_APPROVE)
+    async with opened(tmp_path, options) as (session, reader):
+        await session.prompt("CHOOSE")
+        request = (await reader.kind(RequestOpened)).request
+        assert isinstance(request, QuestionRequest)
+        await session.answer(request.id, Answer.question([QuestionAnswer.choices(["red"])]))
+        assert text_of(await reader.turn()) == "picked red"

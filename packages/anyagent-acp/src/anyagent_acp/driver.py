@@ -412,7 +412,15 @@ class AcpDriver(seam.Driver):
     async def _on_permission(self, request: IncomingRequest, params: dict[str, Any]) -> None:
         await self._end_message()
         choices, option_ids = translate.permission_options(params.get("options"))
-        tool = self._tools.upsert(j.obj(params.get("toolCall")))
+        tool_call = j.obj(params.get("toolCall"))
+        choice = translate.permission_question(params.get("options"), tool_call)
+        tool = self._tools.upsert(tool_call)
+        if choice is not None and tool is not None:  # a question asked as a permission: every option is a choice
+            if self._prompt is not None:
+                self._prompt.saw_content = True
+            await self._content(ToolUpdated(tool))
+            await self._open_question(_Question(request, "permission", [c.id for c in choice.choices]), [choice])
+            return
         if tool is None or not choices:
             await self.loop.write(request.reply(_permission_outcome(None)))
             message = "a permission request without a tool or usable options; declined"
@@ -772,7 +780,12 @@ def _permission_outcome(option_id: str | None) -> dict[str, Any]:
 
 
 def _question_response(question: _Question, answers: tuple[Any, ...] | None) -> dict[str, Any]:
-    """The wire answer to a cursor or grok question (``cancelled`` without answers)."""
+    """The wire answer to a cursor or grok question, or to a permission request asked as a
+    question (``cancelled`` without answers)."""
+    if question.dialect == "permission":  # the chosen option's id; anything else is no choice
+        chosen = answers[0] if answers else None
+        picked = chosen.ids if isinstance(chosen, ChoicesAnswer) else ()
+        return _permission_outcome(picked[0] if picked and picked[0] in question.raw else None)
     if question.dialect == "cursor":
         if answers is None:
             return {"outcome": {"outcome": "cancelled"}}

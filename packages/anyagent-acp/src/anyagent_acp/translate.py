@@ -60,6 +60,7 @@ __all__ = [
     "config_from_modes",
     "login_methods",
     "permission_options",
+    "permission_question",
     "plan_entries",
     "stop_reason",
     "tool_kind",
@@ -318,6 +319,34 @@ def permission_options(options: Any) -> tuple[tuple[PermissionChoice, ...], dict
         if choice is not None and isinstance(option_id, str) and choice not in ids:
             ids[choice] = option_id
     return tuple(ids), ids
+
+
+def permission_question(options: Any, tool: Mapping[str, Any]) -> Question | None:
+    """A permission request that is really a choice, as one question; None when it is a permission.
+
+    It is a choice when two or more options share a one-time kind (two ``allow_once`` options named
+    "Red" and "Blue", or two ``reject_once``): one-time options of one kind can only differ by what
+    they answer, so their names are the answers. Options sharing an ``*_always`` kind are scopes of
+    a standing rule (gemini and qwen offer ``proceed_always_project`` and ``proceed_always_user``)
+    and keep the request a permission. Every option with an ``optionId`` becomes a choice (id: the
+    ``optionId``; label: its name), in the agent's order; the question's id is the tool's
+    ``toolCallId`` and its text the tool's title.
+    """
+    kinds: list[str] = []
+    choices: list[QuestionChoice] = []
+    for raw in j.arr(options):
+        option = j.obj(raw)
+        option_id = j.text(option.get("optionId"))
+        if not option_id:
+            continue
+        kinds.append(j.text(option.get("kind")) or "")
+        choices.append(QuestionChoice(option_id, j.text(option.get("name")) or option_id))
+    once = [kind for kind in kinds if kind in ("allow_once", "reject_once")]
+    if len(set(once)) == len(once):
+        return None
+    qid = j.text(tool.get("toolCallId")) or "choice"
+    text = j.text(tool.get("title")) or "Choose one"
+    return Question(qid, text, None, tuple(choices), multi_select=False, allows_free_text=False)
 
 
 def question_from_cursor(raw: Any) -> Question | None:

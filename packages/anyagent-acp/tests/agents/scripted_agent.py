@@ -17,6 +17,8 @@ The recorded tier launches it as a real subprocess (``sys.executable scripted_ag
     STUCK            one chunk, then never answers the prompt, whatever the client sends
     DANGLESLOW       a tool left in_progress, then SLOW's chunks (honours session/cancel)
     HOLD             a permission request that stays open until answered or cancelled
+    CHOOSE           a permission request that is a choice: allow_once "Red", allow_once "Blue",
+                     reject_once "Neither"; replies "picked <optionId>" (or "picked cancelled")
     PLAN / USAGE / COMMANDS / TITLE    one such update, then text
     UNKNOWNREQ       an agent→client request no client knows; replies with the error code
     UNKNOWNUPDATE    a session/update of a kind no schema has, then text
@@ -309,6 +311,22 @@ class Scripted(Agent):  # type: ignore[misc]
         if choice == "cancelled" or self.cancelled[sid].is_set():
             return "cancelled"
         await self._say(sid, f"chose {choice}")
+        return "end_turn"
+
+    async def _do_choose(self, sid: str, rest: str, prompt: Any) -> str:
+        tool = ToolCallUpdate(tool_call_id="c1", title="Which colour?", kind="other", status="pending")
+        response = await self.conn.request_permission(
+            session_id=sid,
+            tool_call=tool,
+            options=[
+                PermissionOption(option_id="red", name="Red", kind="allow_once"),
+                PermissionOption(option_id="blue", name="Blue", kind="allow_once"),
+                PermissionOption(option_id="neither", name="Neither", kind="reject_once"),
+            ],
+        )
+        outcome = response.outcome
+        picked = str(outcome.option_id) if getattr(outcome, "outcome", None) == "selected" else "cancelled"
+        await self._say(sid, f"picked {picked}")
         return "end_turn"
 
     async def _do_plan(self, sid: str, rest: str, prompt: Any) -> str:
