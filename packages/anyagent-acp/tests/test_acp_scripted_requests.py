@@ -14,6 +14,7 @@ from anyagent import (
     Answer,
     Cancelled,
     Completed,
+    Failed,
     PermissionChoice,
     PermissionMode,
     PermissionRequest,
@@ -197,3 +198,26 @@ async def test_auto_approve_leaves_a_choice_to_the_user(tmp_path: Path) -> None:
         assert isinstance(request, QuestionRequest)
         await session.answer(request.id, Answer.question([QuestionAnswer.choices(["red"])]))
         assert text_of(await reader.turn()) == "picked red"
+
+
+async def test_the_agents_own_cancelled_after_a_denial_is_not_a_user_cancel(tmp_path: Path) -> None:
+    async with opened(tmp_path) as (session, reader):
+        await session.prompt("DENYSTOP")
+        request = (await reader.kind(RequestOpened)).request
+        await session.answer(request.id, Answer.permission(PermissionChoice.DENY_ONCE))
+        seen = await reader.turn()
+        assert kinds(seen, TurnEnded)[-1].stop == Completed()
+        # a user cancel with the same request pending still reads Cancelled
+        await session.prompt("DENYSTOP")
+        await reader.kind(RequestOpened)
+        await session.cancel()
+        assert kinds(await reader.turn(), TurnEnded)[-1].stop == Cancelled()
+
+
+async def test_the_agents_own_cancelled_without_a_cancel_or_a_denial_fails_the_turn(tmp_path: Path) -> None:
+    async with opened(tmp_path) as (session, reader):
+        await session.prompt("SELFSTOP")
+        seen = await reader.turn()
+    stop = kinds(seen, TurnEnded)[-1].stop
+    assert isinstance(stop, Failed) and "cancelled" in stop.message
+    assert text_of(seen) == "stopping"

@@ -31,6 +31,7 @@ from anyagent import (
     Cancelled,
     Capability,
     ChoicesAnswer,
+    Completed,
     ContextUsage,
     DiagnosticCode,
     DiagnosticLevel,
@@ -88,6 +89,8 @@ _CONTENT_UPDATES = frozenset(
 _MESSAGE_CHUNKS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
 _PROMPT = "session/prompt"
 _STEER = "_session/steering"
+_DENIALS = frozenset({PermissionChoice.DENY_ONCE, PermissionChoice.DENY_ALWAYS})
+_SELF_CANCELLED = "the agent ended the turn as cancelled, though no cancel was sent"
 _REFUSALS: dict[type, str] = {
     seam.Compact: "ACP has no compaction; the request was refused",
     seam.Rollback: "ACP has no rollback; the request was refused",
@@ -126,6 +129,7 @@ class _Prompt:
     turn_id: str | None = None
     rpc_id: int | None = None
     cancel_requested: bool = False
+    denied: bool = False  # the user denied a permission during this prompt
     saw_content: bool = False
     retried: bool = False
 
@@ -465,6 +469,9 @@ class AcpDriver(seam.Driver):
         answer = command.answer
         if isinstance(handle, _Permission):
             option = _option_for(answer.choice, handle.option_ids) if isinstance(answer, PermissionAnswer) else None
+            denied = option is None or (isinstance(answer, PermissionAnswer) and answer.choice in _DENIALS)
+            if self._prompt is not None and denied:
+                self._prompt.denied = True
             await self.loop.write(handle.request.reply(_permission_outcome(option)))
         elif isinstance(handle, _Question):
             answers = answer.answers if isinstance(answer, QuestionsAnswer) else None
@@ -643,7 +650,14 @@ class AcpDriver(seam.Driver):
         await self._prompt_done(prompt, stop)
 
     async def _prompt_done(self, prompt: _Prompt, stop: StopReason) -> None:
-        await self._finish_turn(Cancelled() if prompt.cancel_requested else stop, prompt.turn_id)
+        """``Cancelled`` is the user's cancel only. The agent's own ``cancelled`` stop reason
+        without one is ``Completed`` after the user denied a permission in this prompt (the agent
+        stopped because it was told no: codex-acp 2.x), and ``Failed`` otherwise."""
+        if prompt.cancel_requested:
+            stop = Cancelled()
+        elif isinstance(stop, Cancelled):
+            stop = Completed() if prompt.denied else Failed(_SELF_CANCELLED)
+        await self._finish_turn(stop, prompt.turn_id)
 
     async def _finish_turn(self, stop: StopReason, turn_id: str | None = None) -> None:
         """Close the message being streamed, add cursor's estimate, then report the turn's end."""

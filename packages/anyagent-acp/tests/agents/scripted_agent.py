@@ -26,6 +26,8 @@ The recorded tier launches it as a real subprocess (``sys.executable scripted_ag
     AGENTTURN        ends the turn, then talks again by itself 0.3 s later
     BLOCKS           replies with the types of the prompt's content blocks
     REFUSE / MAXTOK  stop reasons refusal / max_tokens
+    SELFSTOP         one chunk, then stop reason cancelled though nobody cancelled
+    DENYSTOP         a permission request; rejected → stop reason cancelled (codex-acp 2.x), else end_turn
     FAIL             an error response to the prompt
     (anything else)  "Hello " + "world"
 
@@ -394,6 +396,18 @@ class Scripted(Agent):  # type: ignore[misc]
     async def _do_maxtok(self, sid: str, rest: str, prompt: Any) -> str:
         await self._say(sid, "partial")
         return "max_tokens"
+
+    async def _do_selfstop(self, sid: str, rest: str, prompt: Any) -> str:
+        await self._say(sid, "stopping")
+        return "cancelled"
+
+    async def _do_denystop(self, sid: str, rest: str, prompt: Any) -> str:
+        tool = ToolCallUpdate(tool_call_id="k1", title="Run touch x", kind="execute", status="pending")
+        choice = await self._ask(sid, tool)
+        if choice != "yes":
+            return "cancelled"
+        await self._say(sid, "ran")
+        return "end_turn"
 
     async def _do_fail(self, sid: str, rest: str, prompt: Any) -> str:
         raise RequestError(-32603, "Internal error", {"details": "the model is down"})
