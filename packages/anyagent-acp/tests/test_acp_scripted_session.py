@@ -25,14 +25,18 @@ from anyagent import (
     Input,
     InvalidConfiguration,
     McpServer,
+    MessageEnded,
     PlanEntryStatus,
     PlanUpdated,
+    PromptOrigin,
     ProtocolFailed,
     ResumeFailed,
     Runtime,
     SessionOptions,
     SessionUpdated,
     TextDelta,
+    ToolUpdated,
+    TurnStarted,
     UnsupportedFeature,
     UserMessage,
     hookimpl,
@@ -229,6 +233,34 @@ async def test_load_in_a_second_process_does_not_re_emit_history(
     assert text_of(seen) == "Hello world"  # the replayed "Hello world" of turn 1 is not here twice
     assert not kinds(seen, UserMessage)
     assert sum(1 for e in seen if isinstance(e.kind, TextDelta)) == 2
+
+
+async def test_history_replayed_by_session_resume_is_no_turn_and_later_ids_stay_unique(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    monkeypatch.setenv("SCRIPTED_STORE", str(store))
+    monkeypatch.setenv("SCRIPTED_RESUME", "1")
+    async with opened(tmp_path) as (session, reader):
+        for _ in range(2):
+            await session.prompt("remember me")
+            assert text_of(await reader.turn()) == "Hello world"
+        token = session.info().resume_token
+    assert token is not None
+    options = SessionOptions.in_dir(tmp_path).resume(token).quiet_window(0.5)
+    async with opened(tmp_path, options) as (session, reader):
+        await anyio.sleep(1)  # longer than the quiet window: a phantom turn would be over by now
+        await session.prompt("and now")
+        seen = await reader.turn()
+        await session.prompt("again")
+        seen += await reader.turn()
+    starts = kinds(seen, TurnStarted)
+    assert len(starts) == 2 and all(isinstance(s.origin, PromptOrigin) for s in starts)
+    assert text_of(seen) == "Hello worldHello world"
+    assert not kinds(seen, UserMessage) and not kinds(seen, ToolUpdated)
+    ended = [e.message_id for e in kinds(seen, MessageEnded)]
+    assert len(ended) == 2 and len(set(ended)) == 2
 
 
 async def test_resuming_an_unknown_session_fails_typed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,7 @@ preflight command, the agent and its client terminals all run with that environm
 
 Handshake: ``initialize`` → (``authenticate`` when the profile says so) → ``session/new``, or
 ``session/resume`` / ``session/load`` for a resume token → creation-time configuration. History a
-load replays is dropped, never re-emitted; info updates it carries are applied.
+load or a resume replays is dropped, never re-emitted; info updates it carries are applied.
 """
 
 from __future__ import annotations
@@ -220,7 +220,8 @@ async def _open_session(
     hints: Sequence[str],
 ) -> tuple[str, dict[str, Any], bool]:
     """``session/new``, or ``session/resume`` (where advertised) falling back to ``session/load``.
-    Returns the session id, the result, and whether history may have been replayed."""
+    Returns the session id, the result, and whether history may have been replayed: content that
+    arrives while ``session/load`` or ``session/resume`` is in flight is history, never a live turn."""
     cwd = str(options.cwd)
     token = options.resume_token
     if token is None:
@@ -236,7 +237,8 @@ async def _open_session(
     params = {"sessionId": token, "cwd": cwd, "mcpServers": servers}
     if isinstance(j.path(agent, "sessionCapabilities", "resume"), dict):
         try:
-            return token, j.obj(await peer.request("session/resume", params)), False
+            # history too: an agent may replay the conversation before it answers (hermes 0.19.0)
+            return token, j.obj(await peer.request("session/resume", params)), True
         except JsonRpcError as exc:
             if exc.code != JsonRpcCode.METHOD_NOT_FOUND or not j.flag(agent.get("loadSession")):
                 raise _resume_error(exc, login, hints) from None

@@ -32,7 +32,9 @@ The recorded tier launches it as a real subprocess (``sys.executable scripted_ag
     (anything else)  "Hello " + "world"
 
 Environment: ``SCRIPTED_VERSION`` (the protocol version to answer), ``SCRIPTED_AUTH=1`` (every
-session/new fails -32000), ``SCRIPTED_STORE`` (a directory where sessions persist for load).
+session/new fails -32000), ``SCRIPTED_STORE`` (a directory where sessions persist for load),
+``SCRIPTED_RESUME=1`` (advertise ``session/resume``, which replays the whole history before it
+answers, with message ids and a tool call per turn, as hermes 0.19.0 does).
 """
 
 from __future__ import annotations
@@ -73,17 +75,21 @@ from acp.schema import (
     PermissionOption,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
+    SessionCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionInfoUpdate,
     SessionMode,
     SessionModeState,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     ToolCallUpdate,
     UsageUpdate,
 )
 
 MODES = ("ask", "code", "plan")
+RESUME = os.environ.get("SCRIPTED_RESUME") == "1"
 EFFORTS = ("low", "high")
 
 
@@ -107,6 +113,7 @@ class Scripted(Agent):  # type: ignore[misc]
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=False),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
+                session_capabilities=SessionCapabilities(resume=SessionResumeCapabilities()) if RESUME else None,
             ),
             agent_info=Implementation(name="scripted", title="Scripted agent", version="9.9.9"),
             auth_methods=[],
@@ -148,6 +155,20 @@ class Scripted(Agent):  # type: ignore[misc]
             await self._update(session_id, update_agent_message_text(agent))
         modes, options = self._state(session_id)
         return LoadSessionResponse(modes=modes, config_options=options)
+
+    async def resume_session(self, session_id: str, cwd: str, **_: Any) -> ResumeSessionResponse:
+        path = self.store / f"{session_id}.json" if self.store is not None else None
+        if path is None or not path.exists():
+            raise RequestError(-32002, "Resource not found", {"sessionId": session_id})
+        self.cancelled[session_id] = anyio.Event()
+        for index, (user, agent) in enumerate(json.loads(path.read_text())["history"]):
+            await self._update(session_id, update_user_message_text(user))
+            await self._update(session_id, start_tool_call(f"old{index}", "Old tool", kind="read", status="completed"))
+            chunk = update_agent_message_text(agent)
+            chunk.message_id = f"m{index + 1}"
+            await self._update(session_id, chunk)
+        modes, options = self._state(session_id)
+        return ResumeSessionResponse(modes=modes, config_options=options)
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> None:
         if mode_id not in MODES:
@@ -417,7 +438,7 @@ async def main() -> None:
     agent = Scripted()
     async with anyio.create_task_group() as tg:
         agent._tg = tg
-        await run_agent(agent)
+        await run_agent(agent, use_unstable_protocol=RESUME)
         tg.cancel_scope.cancel()
 
 
