@@ -3,6 +3,7 @@ this package's plugin, and an open session read through the testkit's ``EventRea
 
 from __future__ import annotations
 
+import stat
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -38,3 +39,12 @@ async def opened(
         session, events = await rt.open(agent or scripted(), options or SessionOptions.in_dir(tmp_path))
         async with session:
             yield session, EventReader(events, timeout=WAIT)
+
+
+def vendor_agent(tmp_path: Path, profile_id: str, flavor: str) -> AgentInstallation:
+    """The JSON-lines vendor fake (``agents/vendor_agent.py FLAVOR``) launched under ``profile_id``,
+    through a shell shim so the profile's executable name and quirks apply."""
+    shim = tmp_path / "vendor-shim"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{AGENTS / "vendor_agent.py"}" "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    return AgentInstallation(id=profile_id, name=profile_id, executable_path=shim, wire="acp", args=[flavor])

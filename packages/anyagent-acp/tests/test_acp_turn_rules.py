@@ -4,13 +4,12 @@ end, kiro's between-turns effort, requests the engine closes, and a connect that
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
-from acpsupport import AGENTS, opened, runtime
+from acpsupport import opened, runtime, vendor_agent
 
 from anyagent import (
     AgentInstallation,
@@ -34,13 +33,6 @@ from anyagent import (
 from anyagent_testkit.events import kinds, text_of
 
 pytestmark = pytest.mark.anyio
-
-
-def _vendor(tmp_path: Path, profile_id: str, flavor: str) -> AgentInstallation:
-    shim = tmp_path / "vendor-shim"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{AGENTS / "vendor_agent.py"}" "$@"\n')
-    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
-    return AgentInstallation(id=profile_id, name=profile_id, executable_path=shim, wire="acp", args=[flavor])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -79,7 +71,7 @@ async def test_kiro_effort_set_mid_turn_runs_after_the_turn_and_before_the_next_
 ) -> None:
     log = tmp_path / "order.log"
     monkeypatch.setenv("VENDOR_LOG", str(log))
-    async with opened(tmp_path, agent=_vendor(tmp_path, "kiro", "kiro")) as (session, reader):
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "kiro", "kiro")) as (session, reader):
         effort = session.info().details.option("effort")
         assert effort is not None and effort.between_turns
         await session.prompt("HOLD")
@@ -111,7 +103,7 @@ async def test_kiro_effort_set_mid_turn_runs_after_the_turn_and_before_the_next_
 
 
 async def test_kiro_effort_set_to_its_current_value_still_confirms(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_vendor(tmp_path, "kiro", "kiro")) as (session, reader):
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "kiro", "kiro")) as (session, reader):
         await session.configure("effort", "high")
         await reader.match(
             lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("effort") == "high"
@@ -139,7 +131,7 @@ async def test_a_permission_closed_by_cancel_is_answered_cancelled_once(
 ) -> None:
     log = tmp_path / "order.log"
     monkeypatch.setenv("VENDOR_LOG", str(log))
-    async with opened(tmp_path, agent=_vendor(tmp_path, profile_id, flavor)) as (session, reader):
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, profile_id, flavor)) as (session, reader):
         await session.prompt("HOLD")
         await reader.kind(RequestOpened)
         await session.cancel()
@@ -154,7 +146,7 @@ async def test_a_permission_open_at_close_is_answered_cancelled_once(
 ) -> None:
     log = tmp_path / "order.log"
     monkeypatch.setenv("VENDOR_LOG", str(log))
-    async with opened(tmp_path, agent=_vendor(tmp_path, "plain", "plain")) as (session, reader):
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "plain", "plain")) as (session, reader):
         await session.prompt("HOLD")
         await reader.kind(RequestOpened)
     assert _replies(log) == ['reply 101 {"outcome": {"outcome": "cancelled"}}']

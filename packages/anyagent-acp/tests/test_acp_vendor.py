@@ -3,12 +3,11 @@ JSON-lines fake (``agents/vendor_agent.py``) launched under the profile's id."""
 
 from __future__ import annotations
 
-import stat
 import sys
 from pathlib import Path
 
 import pytest
-from acpsupport import AGENTS, opened
+from acpsupport import opened, vendor_agent
 
 import anyagent_acp.plugin
 from anyagent import (
@@ -46,15 +45,8 @@ from anyagent_testkit.events import EventReader, kinds, text_of
 pytestmark = pytest.mark.anyio
 
 
-def _agent(tmp_path: Path, profile_id: str, flavor: str) -> AgentInstallation:
-    shim = tmp_path / "vendor-shim"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{AGENTS / "vendor_agent.py"}" "$@"\n')
-    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
-    return AgentInstallation(id=profile_id, name=profile_id, executable_path=shim, wire="acp", args=[flavor])
-
-
 async def test_cursor_preflight_questions_todos_task_and_estimated_usage(tmp_path: Path) -> None:
-    agent = _agent(tmp_path, "cursor", "cursor")
+    agent = vendor_agent(tmp_path, "cursor", "cursor")
     async with opened(tmp_path, agent=agent) as (session, reader):
         assert session.info().details.auth == Authenticated()
         assert not session.info().details.capabilities.supports(Capability.QUESTIONS)
@@ -82,14 +74,14 @@ async def test_cursor_logged_out_fails_open_with_its_login_command(
 ) -> None:
     monkeypatch.setenv("VENDOR_LOGGED_OUT", "1")
     with pytest.raises(AuthRequired) as caught:
-        async with opened(tmp_path, agent=_agent(tmp_path, "cursor", "cursor")):
+        async with opened(tmp_path, agent=vendor_agent(tmp_path, "cursor", "cursor")):
             pass
     assert TerminalLogin(("cursor-agent", "login"), "Log in to Cursor") in caught.value.login
     assert "Not logged in" in caught.value.message
 
 
 async def test_grok_models_effort_question_and_vendor_turn_end(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "grok", "grok")) as (session, reader):
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "grok", "grok")) as (session, reader):
         details = session.info().details
         assert details.option("model").current == "grok-4"
         assert details.option("effort").current == "low"
@@ -110,7 +102,7 @@ async def test_grok_models_effort_question_and_vendor_turn_end(tmp_path: Path) -
 
 
 async def test_qwen_vendor_mode_notification(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "qwen", "qwen")) as (session, reader):
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "qwen", "qwen")) as (session, reader):
         await session.configure("mode", "plan")
         await reader.match(
             lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == "plan"
@@ -118,7 +110,7 @@ async def test_qwen_vendor_mode_notification(tmp_path: Path) -> None:
 
 
 async def test_gemini_mode_text_and_missing_file_read_as_empty(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "gemini", "gemini")) as (session, reader):
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "gemini", "gemini")) as (session, reader):
         await session.configure("mode", "autoEdit")
         await reader.match(
             lambda e: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == "autoEdit"
@@ -129,7 +121,7 @@ async def test_gemini_mode_text_and_missing_file_read_as_empty(tmp_path: Path) -
 
 
 async def test_kiro_effort_switches_by_a_hidden_prompt(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "kiro", "kiro")) as (session, reader):
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "kiro", "kiro")) as (session, reader):
         if not session.info().details.commands:  # announced after the handshake read its last frame
             await reader.match(lambda e: isinstance(e.kind, SessionUpdated) and bool(e.kind.info.details.commands))
         info = session.info()
@@ -155,7 +147,7 @@ async def test_hermes_cancel_answers_the_permission_before_session_cancel(
 ) -> None:
     log = tmp_path / "order.log"
     monkeypatch.setenv("VENDOR_LOG", str(log))
-    async with opened(tmp_path, agent=_agent(tmp_path, "hermes", "hermes")) as (session, reader):
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "hermes", "hermes")) as (session, reader):
         await session.prompt("HOLD")
         await reader.kind(RequestOpened)
         await session.cancel()
@@ -169,7 +161,7 @@ async def test_plain_cancel_sends_session_cancel_before_answering(
 ) -> None:
     log = tmp_path / "order.log"
     monkeypatch.setenv("VENDOR_LOG", str(log))
-    agent = AgentInstallation.acp("plain", _agent(tmp_path, "x", "plain").executable_path, ["plain"])
+    agent = AgentInstallation.acp("plain", vendor_agent(tmp_path, "x", "plain").executable_path, ["plain"])
     async with opened(tmp_path, agent=agent) as (session, reader):
         await session.prompt("HOLD")
         await reader.kind(RequestOpened)
@@ -180,7 +172,7 @@ async def test_plain_cancel_sends_session_cancel_before_answering(
 
 
 async def test_agent_withdraws_its_own_request_with_a_string_id(tmp_path: Path) -> None:
-    agent = AgentInstallation.acp("plain", _agent(tmp_path, "x", "plain").executable_path, ["plain"])
+    agent = AgentInstallation.acp("plain", vendor_agent(tmp_path, "x", "plain").executable_path, ["plain"])
     async with opened(tmp_path, agent=agent) as (session, reader):
         await session.prompt("WITHDRAW")
         request = (await reader.kind(RequestOpened)).request
@@ -191,14 +183,14 @@ async def test_agent_withdraws_its_own_request_with_a_string_id(tmp_path: Path) 
 
 
 async def test_unknown_vendor_request_is_answered_and_the_turn_goes_on(tmp_path: Path) -> None:
-    agent = AgentInstallation.acp("plain", _agent(tmp_path, "x", "plain").executable_path, ["plain"])
+    agent = AgentInstallation.acp("plain", vendor_agent(tmp_path, "x", "plain").executable_path, ["plain"])
     async with opened(tmp_path, agent=agent) as (session, reader):
         await session.prompt("DRAIN")
         assert text_of(await reader.turn()) == "drain -32601"
 
 
 async def test_steer_where_advertised(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "x", "steer")) as (session, reader):
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "x", "steer")) as (session, reader):
         assert session.info().details.capabilities.supports(Capability.STEER)
         await session.prompt("STEER")
         await reader.until(TextDelta)
@@ -208,7 +200,7 @@ async def test_steer_where_advertised(tmp_path: Path) -> None:
 
 
 async def test_garbage_on_stdout_is_a_diagnostic(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "x", "plain")) as (session, reader):
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "x", "plain")) as (session, reader):
         await session.prompt("GARBAGE")
         seen = await reader.turn()
     assert any(k.diagnostic.code == "bad_line" for k in kinds(seen, Diagnostic))
@@ -216,7 +208,7 @@ async def test_garbage_on_stdout_is_a_diagnostic(tmp_path: Path) -> None:
 
 
 async def test_agent_death_mid_turn_fails_the_turn_and_raises_process_exited(tmp_path: Path) -> None:
-    async with opened(tmp_path, agent=_agent(tmp_path, "x", "plain")) as (session, reader):
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "x", "plain")) as (session, reader):
         await session.prompt("DIE")
         with pytest.raises(ProcessExited) as caught:
             await reader.rest()
@@ -226,7 +218,7 @@ async def test_agent_death_mid_turn_fails_the_turn_and_raises_process_exited(tmp
 
 async def test_auto_approve_picks_allow_for_a_vendor_permission(tmp_path: Path) -> None:
     options = SessionOptions.in_dir(tmp_path).permission_mode(PermissionMode.AUTO_APPROVE)
-    async with opened(tmp_path, options, agent=_agent(tmp_path, "x", "plain")) as (session, reader):
+    async with opened(tmp_path, options, agent=vendor_agent(tmp_path, "x", "plain")) as (session, reader):
         await session.prompt("HOLD")
         assert text_of(await reader.turn()) == "held proceed_once"
 
@@ -263,7 +255,7 @@ async def test_profile_env_is_a_default_the_callers_environment_overrides(
     monkeypatch.setenv("ANYAGENT_ACP_SET_BY_BOTH", "caller")
     monkeypatch.delenv("ANYAGENT_ACP_SET_BY_PROFILE", raising=False)
     async with Runtime(plugins=[anyagent_acp.plugin, _EnvProfile()]) as rt:
-        session, events = await rt.open(_agent(tmp_path, "envy", "plain"), SessionOptions.in_dir(tmp_path))
+        session, events = await rt.open(vendor_agent(tmp_path, "envy", "plain"), SessionOptions.in_dir(tmp_path))
         reader = EventReader(events, timeout=15)
         async with session:
             await session.prompt("ENV ANYAGENT_ACP_SET_BY_BOTH")
