@@ -37,16 +37,29 @@ def _executable(path: Path, text: str) -> Path:
 
 
 def replay_shim(
-    directory: Path, recording: Path, dies: Iterable[int] = (), *, name: str = "agy", realtime: bool = False
+    directory: Path,
+    recording: Path,
+    dies: Iterable[int] = (),
+    *,
+    name: str = "agy",
+    realtime: bool = False,
+    strict: bool = False,
 ) -> Path:
     """An executable ``name`` in ``directory`` playing process N of ``recording`` on its N-th launch.
 
     Each launch's argv is appended to ``directory/argv.jsonl``. Processes in ``dies`` exit where
     the recording says they exited; the others wait for stdin to close. ``realtime`` keeps the
-    recorded pauses, each cut to 1 s.
+    recorded pauses, each cut to 1 s; ``strict`` makes
+    any frame the recording does not expect fatal.
     """
     counter, argv_log = directory / "launches", directory / "argv.jsonl"
-    base = [sys.executable, "-m", "anyagent_testkit.replay", *(["--realtime", "--max-gap", "1"] if realtime else [])]
+    base = [
+        sys.executable,
+        "-m",
+        "anyagent_testkit.replay",
+        *(["--realtime", "--max-gap", "1"] if realtime else []),
+        *(["--strict"] if strict else []),
+    ]
     dying = " ".join(str(number) for number in dies) or "none"
     log = f'{shlex.quote(sys.executable)} -c {shlex.quote(_LOG_ARGV)} {shlex.quote(str(argv_log))} "$@"'
     return _executable(

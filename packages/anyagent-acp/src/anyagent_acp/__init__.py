@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from .adapter import CLIENT_CAPABILITIES, AcpAdapter
 from .profiles import (
-    ANTIGRAVITY_ACP,
     CLAUDE_ACP,
     CODEX_ACP,
     CURSOR,
@@ -33,7 +32,6 @@ from .translate import PROTOCOL_VERSION
 __version__ = "0.1.0"
 
 __all__ = [
-    "ANTIGRAVITY_ACP",
     "CLAUDE_ACP",
     "CLIENT_CAPABILITIES",
     "CODEX_ACP",

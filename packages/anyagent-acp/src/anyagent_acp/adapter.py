@@ -18,7 +18,9 @@ load or a resume replays is dropped, never re-emitted; info updates it carries a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import anyio
@@ -60,6 +62,8 @@ browser flow would never return)."""
 
 PREFLIGHT_WAIT = 15.0
 """Seconds the profile's preflight command may take (a timeout proves nothing either way)."""
+
+_SETTINGS_LIMIT = 1 << 20  # bytes of an agent's settings file read for one key
 
 CLIENT_CAPABILITIES: dict[str, Any] = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
 """What we serve: ``fs/*`` inside the session directory and ``terminal/*``."""
@@ -128,7 +132,7 @@ async def _handshake(
         profile.login if profile is not None else ()
     )
     hints = profile.auth_error_hints if profile is not None else ()
-    if quirks.authenticate_on_open:
+    if quirks.authenticate_on_open and not _setting_set(quirks.authenticate_unless_setting, env):
         await _authenticate(peer, quirks.authenticate_on_open)
     capabilities = translate.capabilities(init)
     servers = _mcp_servers(options, capabilities.mcp_transports)
@@ -191,6 +195,25 @@ async def _authenticate(peer: JsonRpcPeer, method_id: str) -> None:
             await peer.request("authenticate", {"methodId": method_id})
         except JsonRpcError:
             pass
+
+
+def _setting_set(setting: tuple[str, str] | None, env: Mapping[str, str]) -> bool:
+    """Whether the agent's settings file (``~`` = the launch's home) sets the dotted ``key``. Read
+    (at most 1 MiB), never written; a missing or unreadable file sets nothing."""
+    if setting is None:
+        return False
+    file, key = setting
+    home = env.get("HOME") or env.get("USERPROFILE") or str(Path.home())
+    path = Path(home, file[2:]) if file.startswith("~/") else Path(file)
+    try:
+        with path.open("rb") as handle:
+            data = json.loads(handle.read(_SETTINGS_LIMIT))
+    except (OSError, ValueError):
+        return False
+    value: Any = j.obj(data).get(key)
+    if value is None:
+        value = j.path(data, *key.split("."))
+    return value not in (None, "")
 
 
 def _mcp_servers(options: SessionOptions, transports: frozenset[str]) -> list[dict[str, Any]]:

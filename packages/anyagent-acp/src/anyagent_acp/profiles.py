@@ -10,7 +10,6 @@ from __future__ import annotations
 from anyagent import AgentProfile, EnvVarLogin, TerminalLogin
 
 __all__ = [
-    "ANTIGRAVITY_ACP",
     "CLAUDE_ACP",
     "CODEX_ACP",
     "CURSOR",
@@ -189,24 +188,6 @@ CODEX_ACP = AgentProfile(
     auth_error_hints=(_AUTH_REQUIRED,),
 )
 
-ANTIGRAVITY_ACP = AgentProfile(
-    id="antigravity-acp",
-    name="Antigravity (ACP server)",
-    wire="acp",
-    executables=("agy_acp_server.par", "antigravity-acp"),
-    login=(TerminalLogin(("agy",), "Log in with the Antigravity CLI (`agy`), then reopen"),),
-    install_hint="download `antigravity-acp` from the ACP registry into ~/.local/agy-acp-server",
-    extra_dirs={"any": ("~/.local/agy-acp-server",)},
-    auth_error_hints=("authentication required", "authentication failed"),
-    quirks={
-        # adopts the agy login in-protocol (about 2 s, no browser); bounded, since logged out of
-        # agy too it would start a browser flow instead
-        "authenticate_on_open": "oauth-personal",
-    },
-)
-"""Google's ACP server itself. The ``antigravity`` id belongs to the agy package, whose profile
-names this one as its ``upgrade``; it is also registered here so the server works on its own."""
-
 PROFILES: tuple[AgentProfile, ...] = (
     CURSOR,
     GROK,
@@ -216,6 +197,5 @@ PROFILES: tuple[AgentProfile, ...] = (
     GEMINI,
     CLAUDE_ACP,
     CODEX_ACP,
-    ANTIGRAVITY_ACP,
 )
 """What the plugin registers, in catalog order."""

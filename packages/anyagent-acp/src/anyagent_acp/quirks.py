@@ -12,6 +12,9 @@ Keys a profile's ``quirks`` may hold (all optional):
 - ``mode_text_prefix``: an ``agent_message_chunk`` starting with it reports a mode change (gemini).
 - ``read_missing_as_empty``: answer ``fs/read_text_file`` on a missing file with ``""`` (gemini 0.61).
 - ``authenticate_on_open``: the ``authenticate`` method id run once per open (Antigravity's server).
+- ``authenticate_unless_setting``: ``{"file": "~/...json", "key": "a.b"}`` — skip that
+  ``authenticate`` when the agent's own settings file sets ``key`` (a dotted path, or the literal
+  key); the file is read (bounded), never written. ``~`` is the launch environment's home.
 - ``preflight``: ``{"args": [...]}`` — a side command run before the handshake; a non-zero exit
   means logged out (cursor's ``about``).
 - ``estimate_context_usage``: end each turn with an estimated ``ContextUsage`` (cursor).
@@ -99,6 +102,7 @@ class Quirks:
     mode_text_prefix: str | None = None
     read_missing_as_empty: bool = False
     authenticate_on_open: str | None = None
+    authenticate_unless_setting: tuple[str, str] | None = None
     preflight_args: tuple[str, ...] = ()
     estimate_context_usage: bool = False
     effort_prompt: EffortPrompt | None = None
@@ -118,6 +122,7 @@ class Quirks:
             mode_text_prefix=j.text(data.get("mode_text_prefix")),
             read_missing_as_empty=j.flag(data.get("read_missing_as_empty")),
             authenticate_on_open=j.text(data.get("authenticate_on_open")),
+            authenticate_unless_setting=_setting(data.get("authenticate_unless_setting")),
             preflight_args=tuple(a for a in j.arr(preflight.get("args")) if isinstance(a, str)),
             estimate_context_usage=j.flag(data.get("estimate_context_usage")),
             effort_prompt=(
@@ -131,3 +136,10 @@ class Quirks:
             retry_spurious_cancel=j.flag(data.get("retry_spurious_cancel")),
             cancel_answers_first=j.flag(data.get("cancel_answers_first")),
         )
+
+
+def _setting(value: object) -> tuple[str, str] | None:
+    """``{"file": path, "key": dotted}`` -> ``(path, dotted)``; anything else None."""
+    data = j.obj(value)
+    file, key = j.nonempty(data.get("file")), j.nonempty(data.get("key"))
+    return (file, key) if file is not None and key is not None else None
