@@ -1,0 +1,198 @@
+"""What recordings cannot drive, against the scripted fake agy (``fake_agy.py``): cancel by
+respawn and the conversation resuming under the same session, AutoApprove's flag, logged-out
+stderr, a dead resume token, and discovery with and without the ACP server."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+import pytest
+from agy_support import WAIT, fake_agy, launched, runtime
+
+import anyagent_acp.plugin
+from anyagent import (
+    AgentInstallation,
+    AuthRequired,
+    Cancelled,
+    Completed,
+    PermissionMode,
+    ResumeFailed,
+    SessionOptions,
+    TextDelta,
+    ToolStatus,
+    ToolUpdated,
+    TurnEnded,
+)
+from anyagent_antigravity.profile import PROFILE, SERVER
+from anyagent_testkit.events import EventReader, kinds, text_of
+
+pytestmark = pytest.mark.anyio
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is gone for our purposes
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+async def test_cancel_kills_agy_and_the_next_turn_continues_the_conversation(tmp_path: Path) -> None:
+    agy = fake_agy(tmp_path / "agy")
+    async with runtime() as rt:
+        session, events = await rt.open(AgentInstallation.at("antigravity", agy), SessionOptions.in_dir(tmp_path))
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            token = session.info().resume_token
+            await session.prompt("hello")
+            first = await reader.turn()
+            [first_text] = kinds(first, TextDelta)
+            await session.prompt("SLOW please")
+            running = await reader.kind(ToolUpdated)
+            assert running.tool.status is ToolStatus.RUNNING
+            await session.cancel()
+            cancelled = await reader.turn()
+            assert kinds(cancelled, TurnEnded) == [TurnEnded(Cancelled())]
+            [pid, *_] = [int(p) for p in (tmp_path / "agy" / "pids").read_text().split()]
+            assert not _alive(pid), "the cancelled agy was killed"
+            await session.prompt("are you still there")
+            again = await reader.turn()
+            assert kinds(again, TurnEnded) == [TurnEnded(Completed())]
+            assert f"conversation {token}" in text_of(again)
+            assert "earlier: hello" in text_of(again)  # the conversation went on
+            [again_text] = kinds(again, TextDelta)
+            step = int(re.sub(r"\D", "", again_text.message_id))
+            assert step > int(re.sub(r"\D", "", first_text.message_id)) + 3  # numbering continues
+            assert session.info().resume_token == token
+    argvs = launched(tmp_path / "agy")
+    assert len(argvs) == 2
+    assert "--conversation" not in argvs[0]
+    assert argvs[1][argvs[1].index("--conversation") + 1] == token
+
+
+async def test_cancel_when_idle_does_not_relaunch(tmp_path: Path) -> None:
+    agy = fake_agy(tmp_path / "agy")
+    async with runtime() as rt:
+        session, events = await rt.open(AgentInstallation.at("antigravity", agy), SessionOptions.in_dir(tmp_path))
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.cancel()
+            await session.prompt("hello")
+            assert kinds(await reader.turn(), TurnEnded) == [TurnEnded(Completed())]
+    assert len(launched(tmp_path / "agy")) == 1
+
+
+@pytest.mark.parametrize(
+    ("mode", "status"), [(PermissionMode.ASK, ToolStatus.FAILED), (PermissionMode.AUTO_APPROVE, ToolStatus.COMPLETED)]
+)
+async def test_permission_mode_decides_the_skip_flag(tmp_path: Path, mode: PermissionMode, status: ToolStatus) -> None:
+    agy = fake_agy(tmp_path / "agy")
+    options = SessionOptions.in_dir(tmp_path).permission_mode(mode)
+    async with runtime() as rt:
+        session, events = await rt.open(AgentInstallation.at("antigravity", agy), options)
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt("TOOL")
+            turn = await reader.turn()
+            assert kinds(turn, ToolUpdated)[-1].tool.status is status
+            assert kinds(turn, TurnEnded) == [TurnEnded(Completed())]
+    [argv] = launched(tmp_path / "agy")
+    assert ("--dangerously-skip-permissions" in argv) is (mode is PermissionMode.AUTO_APPROVE)
+
+
+@pytest.mark.parametrize("script", [{"logged_out": True}, {"stderr_logged_out": True}])
+async def test_logged_out_is_auth_required(tmp_path: Path, script: dict[str, object]) -> None:
+    agy = fake_agy(tmp_path / "agy", script)
+    async with runtime() as rt:
+        with pytest.raises(AuthRequired) as caught:
+            await rt.open(AgentInstallation.at("antigravity", agy), SessionOptions.in_dir(tmp_path))
+    assert caught.value.login == PROFILE.login  # type: ignore[attr-defined]
+
+
+async def test_an_unknown_resume_token_is_resume_failed(tmp_path: Path) -> None:
+    agy = fake_agy(tmp_path / "agy")
+    options = SessionOptions.in_dir(tmp_path).resume("no-such-conversation")
+    async with runtime() as rt:
+        with pytest.raises(ResumeFailed, match="no-such-conversation"):
+            await rt.open(AgentInstallation.at("antigravity", agy), options)
+
+
+# ---------------------------------------------------------------------------------------------
+# discovery
+
+
+def _server(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "agy_acp_server.par"
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+@pytest.fixture
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home and PATH with nothing installed."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", str(tmp_path / "path"))
+    monkeypatch.setenv("ANYAGENT_NO_LOGIN_SHELL", "1")
+    for variable in (
+        "ANYAGENT_ANTIGRAVITY_BIN",
+        "ANYAGENT_ANTIGRAVITY_ACP_BIN",
+        "NPM_CONFIG_PREFIX",
+        "npm_config_prefix",
+    ):
+        monkeypatch.delenv(variable, raising=False)
+    return home
+
+
+async def test_only_agy_installed_is_the_headless_wire_with_the_server_as_upgrade(
+    tmp_path: Path, clean_env: Path
+) -> None:
+    agy = fake_agy(tmp_path / "path")
+    async with runtime(anyagent_acp.plugin) as rt:
+        report = await rt.discover()
+        found = report.require("antigravity")
+        assert (found.wire, found.executable_path) == ("agy", agy)
+        assert found.upgrade is not None
+        assert (found.upgrade.id, found.upgrade.install_hint) == (SERVER.id, SERVER.install_hint)
+        assert str(clean_env / ".local" / "agy-acp-server") in found.upgrade.searched
+        assert [a.id for a in report.agents if "antigravity" in a.id] == ["antigravity"]  # one id
+        session, events = await rt.open(found, SessionOptions.in_dir(tmp_path))
+        async with session:
+            await session.prompt("hi")
+            assert "echo: hi" in text_of(await EventReader(events, timeout=WAIT).turn())
+
+
+async def test_the_installed_server_wins_and_the_env_override_forces_agy(
+    tmp_path: Path, clean_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agy = fake_agy(tmp_path / "path")
+    server = _server(clean_env / ".local" / "agy-acp-server")
+    async with runtime() as rt:
+        found = (await rt.discover()).require("antigravity")
+        assert (found.wire, found.executable_path, found.upgrade) == ("acp", server, None)
+        assert found.args == ()  # the server runs with no args
+        monkeypatch.setenv("ANYAGENT_ANTIGRAVITY_BIN", str(agy))
+        forced = (await rt.discover()).require("antigravity")
+        assert (forced.wire, forced.executable_path, forced.upgrade) == ("agy", agy, None)
+        monkeypatch.setenv("ANYAGENT_ANTIGRAVITY_BIN", str(server))
+        pinned = (await rt.discover()).require("antigravity")
+        assert (pinned.wire, pinned.executable_path) == ("acp", server)
+
+
+async def test_nothing_installed_is_missing_with_agys_install_hint(tmp_path: Path, clean_env: Path) -> None:
+    async with runtime() as rt:
+        report = await rt.discover()
+    assert report.get("antigravity") is None
+    [missing] = [m for m in report.missing if m.id == "antigravity"]
+    assert missing.install_hint == PROFILE.install_hint
