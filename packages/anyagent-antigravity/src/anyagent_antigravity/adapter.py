@@ -47,6 +47,7 @@ from anyagent import (
     ResumeFailed,
     SelectKind,
     SessionOptions,
+    UnsupportedFeature,
     seam,
     toolkit,
 )
@@ -154,6 +155,8 @@ class AgyAdapter(seam.Adapter):
 
     async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
         """Launch agy, wait for its ``init``, and return the session's driver (module docstring)."""
+        if request.options.fork_token is not None:
+            raise UnsupportedFeature("agy's headless wire cannot fork a conversation")
         async with toolkit.launching(request, default_args=BASE_ARGS) as launch:
             started = await _start(launch, request.options.resume_token)
             return AgyDriver(launch, started)
