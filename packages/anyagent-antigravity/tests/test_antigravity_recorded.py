@@ -250,7 +250,7 @@ async def test_mode_is_a_creation_time_flag_and_configure_says_reopen(tmp_path: 
     options = SessionOptions.in_dir(tmp_path).configure("mode", "plan")
     async with _open(tmp_path, "09-config-b.jsonl", options) as (session, reader):
         assert session.info().configuration["mode"] == "plan"
-        with pytest.raises(InvalidConfiguration, match="creation-only"):
+        with pytest.raises(InvalidConfiguration, match=r"creation-only.*reopen with SessionOptions\.resume"):
             await session.configure("mode", "default")
         await session.prompt("Reply with exactly the word pong and nothing else.")
         turn = await reader.turn()

@@ -844,7 +844,8 @@ class _Engine:
             raise InvalidConfiguration(f"the agent has no config option {option_id!r} (offered: {offered})")
         if not option.live:
             raise InvalidConfiguration(
-                f"{option_id!r} is creation-only; set it with SessionOptions.configure before open"
+                f"{option_id!r} is creation-only; set it with SessionOptions.configure before open "
+                "(to change it in this conversation, reopen with SessionOptions.resume(resume_token))"
             )
         if not option.accepts(value):
             raise InvalidConfiguration(option.invalid(value))
