@@ -253,9 +253,7 @@ async def test_the_plugin_registers_the_wire_and_the_catalog(tmp_path: Path, mon
     runtime = Runtime(plugins=[anyagent_acp.plugin])
     registry = runtime.registry()
     assert "acp" in registry.adapters
-    assert {"cursor", "grok", "hermes", "kiro", "qwen", "gemini", "claude-acp", "codex-acp"} <= set(
-        registry.profiles
-    )
+    assert {"cursor", "grok", "hermes", "kiro", "qwen", "gemini", "claude-acp", "codex-acp"} <= set(registry.profiles)
     report = await _discover(tmp_path)
     qwen = report.get("qwen")
     assert qwen is not None and qwen.wire == "acp" and qwen.args == ("--acp",)
