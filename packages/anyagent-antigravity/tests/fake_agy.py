@@ -17,7 +17,8 @@ and one ``result``. Prompts:
   prompts of the conversation.
 
 Script keys: ``logged_out`` (stderr and a ``result`` error before ``init``, as 10-logged-out),
-``stderr_logged_out`` (only the stderr line, then exit 1).
+``stderr_logged_out`` (only the stderr line, then exit 1), ``hang_on_resume`` (a ``--conversation``
+launch that never prints ``init``).
 Unverified (no recording): what agy prints for an unknown ``--conversation``; here a ``result``
 error "conversation not found" before ``init``.
 """
@@ -91,6 +92,8 @@ def main() -> int:
     if resume is not None and not (directory / "conversations" / f"{resume}.json").exists():
         result("", "ERROR", f"conversation not found: {resume}")
         return 1
+    if resume is not None and script.get("hang_on_resume"):
+        time.sleep(120)  # a relaunch that never prints init
     conversation = Conversation(directory, resume or str(uuid.uuid4()))
     conversation.save()
     mode = "always-proceed" if skip else "request-review"

@@ -19,6 +19,7 @@ from anyagent import (
     Cancelled,
     Completed,
     PermissionMode,
+    ProcessExited,
     ResumeFailed,
     SessionOptions,
     TextDelta,
@@ -26,6 +27,7 @@ from anyagent import (
     ToolUpdated,
     TurnEnded,
 )
+from anyagent_antigravity.adapter import AgyDriver
 from anyagent_antigravity.profile import PROFILE, SERVER
 from anyagent_testkit.events import EventReader, kinds, text_of
 
@@ -76,6 +78,25 @@ async def test_cancel_kills_agy_and_the_next_turn_continues_the_conversation(tmp
     assert len(argvs) == 2
     assert "--conversation" not in argvs[0]
     assert argvs[1][argvs[1].index("--conversation") + 1] == token
+
+
+async def test_a_relaunch_that_never_starts_ends_the_session_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(AgyDriver, "relaunch_timeout", 1.0)
+    agy = fake_agy(tmp_path / "agy", {"hang_on_resume": True})
+    async with runtime() as rt:
+        session, events = await rt.open(AgentInstallation.at("antigravity", agy), SessionOptions.in_dir(tmp_path))
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt("SLOW")
+            await reader.kind(ToolUpdated)
+            await session.cancel()
+            assert kinds(await reader.turn(), TurnEnded) == [TurnEnded(Cancelled())]
+            with pytest.raises(ProcessExited, match="relaunch after cancel failed"):
+                await reader.rest()
+    pids = [int(p) for p in (tmp_path / "agy" / "pids").read_text().split()]
+    assert len(pids) == 2 and not any(_alive(pid) for pid in pids)
 
 
 async def test_cancel_when_idle_does_not_relaunch(tmp_path: Path) -> None:

@@ -177,6 +177,9 @@ def _config_options(configuration: Mapping[str, ConfigValue]) -> tuple[ConfigOpt
 class AgyDriver(seam.Driver):
     """One headless agy session: see the module docstring. Built by ``AgyAdapter.connect``."""
 
+    relaunch_timeout: float = seam.HANDSHAKE_TIMEOUT
+    """Seconds the relaunch after a cancel may take to print ``init`` (the open's own bound)."""
+
     def __init__(self, launch: toolkit.Launch, started: _Started) -> None:
         self._launch = launch
         self._started = started
@@ -271,13 +274,15 @@ class AgyDriver(seam.Driver):
             await self.loop.send(event)
         before = len(self._launch.processes)
         try:
-            started = await _start(self._launch, self._token)
+            with anyio.fail_after(self.relaunch_timeout):
+                started = await _start(self._launch, self._token)
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 for process in self._launch.processes[before:]:
                     await process.aclose(grace=CANCEL_GRACE)
-            if isinstance(exc, AgentError):
-                await self.loop.exit("relaunch after cancel failed", exc.message)
+            if isinstance(exc, (AgentError, TimeoutError)):
+                reason = exc.message if isinstance(exc, AgentError) else "no init within the handshake bound"
+                await self.loop.exit("relaunch after cancel failed", reason)
                 return
             raise
         self._launch.processes[:] = [started.process]  # the killed ones are reaped
