@@ -132,7 +132,9 @@ async def _handshake(
         profile.login if profile is not None else ()
     )
     hints = profile.auth_error_hints if profile is not None else ()
-    if quirks.authenticate_on_open and not _setting_set(quirks.authenticate_unless_setting, env):
+    if quirks.authenticate_on_open and not await anyio.to_thread.run_sync(
+        _setting_set, quirks.authenticate_unless_setting, env
+    ):
         await _authenticate(peer, quirks.authenticate_on_open)
     capabilities = translate.capabilities(init)
     servers = _mcp_servers(options, capabilities.mcp_transports)
