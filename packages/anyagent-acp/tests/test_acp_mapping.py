@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from anyagent import (
     EnvVarLogin,
     Failed,
     FileDiff,
+    McpTool,
     PermissionChoice,
     Question,
     QuestionChoice,
@@ -262,3 +264,25 @@ async def test_the_plugin_registers_the_wire_and_the_catalog(tmp_path: Path, mon
     assert qwen.executable_path.resolve() == fake.resolve()
     missing = {m.id: m for m in report.missing}
     assert "curl https://cursor.com/install" in missing["cursor"].install_hint
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"_meta": {"claudeCode": {"toolName": "mcp__gh__search"}}}, McpTool("gh", "search")),
+        ({"rawInput": {"server": "gh", "tool": "search", "arguments": {}}}, McpTool("gh", "search")),
+        ({"title": "Tool: gh/search"}, McpTool("gh", "search")),
+        ({"title": "gh__search"}, McpTool("gh", "search")),
+        ({"title": "mcp_gh_search"}, McpTool("gh", "search")),
+        ({"title": "search (gh MCP Server)"}, McpTool("gh", "search")),
+        ({"_meta": {"toolName": "mcp__gh-enterprise__list"}}, McpTool("gh-enterprise", "list")),
+        ({"_meta": {"serverName": "gh", "toolName": "search"}}, McpTool("gh", "search")),
+        ({"_meta": {"claudeCode": {"toolName": "mcp__acp__Write"}}}, None),  # not a server of the session
+        ({"rawInput": {"server": "other", "tool": "x"}}, None),
+        ({"title": "gh/search the repo"}, None),  # a sentence, not a name
+        ({"title": "Run ls"}, None),
+    ],
+)
+def test_mcp_tool_names_one_of_the_sessions_servers(fields: dict[str, Any], expected: McpTool | None) -> None:
+    assert translate.mcp_tool(fields, ["gh", "gh-enterprise"]) == expected
+    assert translate.mcp_tool(fields, []) is None

@@ -157,6 +157,7 @@ async def _handshake(
         auth_hints=hints,
         early=early,
         name=profile.name if profile is not None else request.installation.name,
+        mcp_servers=tuple(server.name for server in options.mcp_servers),
     )
 
 

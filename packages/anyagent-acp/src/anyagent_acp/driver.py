@@ -114,6 +114,7 @@ class Handshaken:
     auth_hints: tuple[str, ...] = ()
     early: list[Message] = attrs.Factory(list)
     name: str = "the agent"
+    mcp_servers: tuple[str, ...] = ()  # the session's own MCP servers, by name
 
 
 # -- what we sent and wait for: ``rpc_id`` is reserved before the write (``JsonRpcPeer.new_id``),
@@ -215,7 +216,7 @@ class AcpDriver(seam.Driver):
         self.loop.attach(setup.process, self._inbox)
         self._terminals.bind(self.loop.start_soon)
         self._book: toolkit.RequestBook[_Open] = toolkit.RequestBook(self._decline)
-        self._tools = translate.ToolBook(self._terminals.text)
+        self._tools = translate.ToolBook(self._terminals.text, setup.mcp_servers)
         self._counter = 0
         self._prompt: _Prompt | None = None
         self._effort: _Effort | None = None
