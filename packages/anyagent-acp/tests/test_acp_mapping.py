@@ -286,3 +286,18 @@ async def test_the_plugin_registers_the_wire_and_the_catalog(tmp_path: Path, mon
 def test_mcp_tool_names_one_of_the_sessions_servers(fields: dict[str, Any], expected: McpTool | None) -> None:
     assert translate.mcp_tool(fields, ["gh", "gh-enterprise"]) == expected
     assert translate.mcp_tool(fields, []) is None
+
+
+def test_terminal_streams_send_only_what_came_after_attach_and_decode_across_chunks() -> None:
+    from anyagent_acp.client import TerminalStreams
+
+    streams = TerminalStreams()
+    assert streams.chunk("term-1", b"early", 5) is None  # not attached: the snapshot carries it
+    streams.attach("term-1", "t1", (b"early", 5))
+    streams.attach("term-1", "t2", (b"early", 5))  # the first tool keeps it
+    assert streams.chunk("term-1", b"rly-late", 10) == ("t1", "-late")  # overlaps what the snapshot held
+    euro = "\u20ac".encode()
+    assert streams.chunk("term-1", euro[:1], 11) is None  # half a character waits for the rest
+    assert streams.chunk("term-1", euro[1:], 13) == ("t1", "\u20ac")
+    streams.clear()
+    assert streams.chunk("term-1", b"x", 14) is None

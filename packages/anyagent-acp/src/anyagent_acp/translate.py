@@ -531,6 +531,11 @@ class ToolBook:
         entry = self._tools.get(tool_id)
         return entry.update if entry is not None else None
 
+    def terminals(self, tool_id: str) -> tuple[str, ...]:
+        """The client terminals ``tool_id`` embeds."""
+        entry = self._tools.get(tool_id)
+        return tuple(entry.terminals) if entry is not None else ()
+
     def clear(self) -> None:
         """Forget every tool (between turns; the engine ends those still active)."""
         self._tools.clear()

@@ -10,6 +10,8 @@ The recorded tier launches it as a real subprocess (``sys.executable scripted_ag
                      allow → fs/write_text_file, tool completed; reject → text "rejected", end_turn
     READ <path>      fs/read_text_file; replies with the content (or the error code)
     TERM             a tool running a client terminal (`printf`), output read back, released
+    TERMSTREAM       a tool running a client terminal that prints "one", "two", "three" 0.3 s apart;
+                     completed after the command exits
     TERMLONG <file>  a client terminal running `sleep 60` (its pid written to <file>), never released
     TERMGROUP <file> a client terminal whose shell (pid written to <file>) waits on a `sleep 60` child
     SLOW             40 chunks 0.05 s apart; honours session/cancel
@@ -309,6 +311,16 @@ class Scripted(Agent):  # type: ignore[misc]
         await self._update(sid, update_tool_call("x1", status="completed"))
         await self.conn.release_terminal(session_id=sid, terminal_id=terminal.terminal_id)
         await self._say(sid, f"exit={exit_status.exit_code} out={output.output}")
+        return "end_turn"
+
+    async def _do_termstream(self, sid: str, rest: str, prompt: Any) -> str:
+        script = "echo one; sleep 0.3; echo two; sleep 0.3; echo three"
+        terminal = await self.conn.create_terminal(session_id=sid, command="/bin/sh", args=["-c", script])
+        ref = [tool_terminal_ref(terminal.terminal_id)]
+        await self._update(sid, start_tool_call("x2", "count", kind="execute", status="in_progress", content=ref))
+        await self.conn.wait_for_terminal_exit(session_id=sid, terminal_id=terminal.terminal_id)
+        await self._update(sid, update_tool_call("x2", status="completed", content=ref))
+        await self.conn.release_terminal(session_id=sid, terminal_id=terminal.terminal_id)
         return "end_turn"
 
     async def _do_termlong(self, sid: str, rest: str, prompt: Any) -> str:
