@@ -10,6 +10,8 @@ import pytest
 
 import anyagent_acp.plugin
 from anyagent import (
+    Authenticated,
+    AuthKind,
     BooleanKind,
     Cancelled,
     Capability,
@@ -301,3 +303,23 @@ def test_terminal_streams_send_only_what_came_after_attach_and_decode_across_chu
     assert streams.chunk("term-1", euro[1:], 13) == ("t1", "\u20ac")
     streams.clear()
     assert streams.chunk("term-1", b"x", 14) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ({"kind": "chatgpt", "label": "ChatGPT"}, Authenticated(AuthKind.SUBSCRIPTION)),
+        ({"kind": "apiKey"}, Authenticated(AuthKind.API_KEY)),
+        ({"kind": "gateway", "label": "Custom model gateway", "detail": "fake"}, Authenticated(AuthKind.OTHER)),
+        ({"kind": "none"}, None),
+        ({}, None),
+        ("chatgpt", None),
+    ],
+)
+def test_auth_status_proves_a_login_only_for_a_signed_in_kind(raw: object, expected: object) -> None:
+    assert translate.auth_status(raw) == expected
+
+
+def test_the_catalog_says_which_agents_prove_their_login_with_a_session() -> None:
+    proven = {p.id for p in PROFILES if Quirks.read(p.quirks).login_proven_by_session}
+    assert proven == {"qwen", "gemini", "hermes", "codex-acp"}

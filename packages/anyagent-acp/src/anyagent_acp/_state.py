@@ -221,6 +221,14 @@ class InfoState:
         if hook == "commands":  # kiro: {commands: [{name, description, meta.hint}]}
             self.set_commands(translate.commands(params.get("commands")))
             return True
+        if hook == "auth_status":  # codex-acp 2.x: {authStatus: {kind, label, detail}}
+            if not isinstance(params.get("authStatus"), dict):
+                return None
+            status = translate.auth_status(params.get("authStatus"))
+            if status is None or status == self.auth:
+                return False
+            self.auth = status
+            return True
         if hook == "effort_metadata":  # kiro's per-turn metadata: {effort}
             effort = j.text(params.get("effort"))
             option = self.option("effort")

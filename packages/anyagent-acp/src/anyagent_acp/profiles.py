@@ -84,6 +84,8 @@ HERMES = AgentProfile(
     quirks={
         # 0.19.0 wedges when session/cancel comes before the permission answer
         "cancel_answers_first": True,
+        # session/new fails "No LLM provider configured" when logged out (0.19.0)
+        "login_proven_by_session": True,
     },
 )
 
@@ -135,6 +137,8 @@ QWEN = AgentProfile(
             "qwen/notify/session/mode-update": "mode_update",
             "qwen/notify/session/model-update": "model_update",
         },
+        # session/new fails -32000 "Authentication required" when logged out (0.15, 0.24)
+        "login_proven_by_session": True,
     },
 )
 
@@ -153,6 +157,8 @@ GEMINI = AgentProfile(
         "mode_text_prefix": "[MODE_UPDATE] ",
         # 0.61 cannot create a file when a missing one is reported as -32002 (gemini-cli#17588)
         "read_missing_as_empty": True,
+        # session/new fails -32000 "Gemini API key is missing" when logged out (0.61)
+        "login_proven_by_session": True,
     },
 )
 
@@ -187,6 +193,11 @@ CODEX_ACP = AgentProfile(
     config_home_env="CODEX_HOME",
     extra_dirs={"windows": ("%APPDATA%\\npm",)},
     auth_error_hints=(_AUTH_REQUIRED,),
+    quirks={
+        # session/new fails -32000 "Authentication required" when logged out (0.16; 2.x also
+        # reports the login in _auth/status_update, read for every agent)
+        "login_proven_by_session": True,
+    },
 )
 
 ANTIGRAVITY_ACP = AgentProfile(

@@ -18,6 +18,8 @@ import attrs
 from anyagent import (
     BooleanKind,
     Cancelled,
+    AuthKind,
+    Authenticated,
     Capabilities,
     Capability,
     Completed,
@@ -54,6 +56,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "AcpCode",
     "ToolBook",
+    "auth_status",
     "capabilities",
     "commands",
     "config_from_configoptions",
@@ -159,6 +162,29 @@ def login_methods(init: Mapping[str, Any], executable: Path) -> tuple[LoginMetho
             env = {k: v for k, v in j.obj(method.get("env")).items() if isinstance(v, str)}
             methods.append(TerminalLogin((str(executable), *args), name, env))
     return tuple(methods)
+
+
+_SIGNED_OUT = frozenset({"none", "unauthenticated", "logged_out", "loggedout", "signed_out", "signedout"})
+_AUTH_KINDS = {
+    "chatgpt": AuthKind.SUBSCRIPTION,
+    "chat-gpt": AuthKind.SUBSCRIPTION,
+    "chatgptauthtokens": AuthKind.SUBSCRIPTION,
+    "subscription": AuthKind.SUBSCRIPTION,
+    "apikey": AuthKind.API_KEY,
+    "api-key": AuthKind.API_KEY,
+    "api_key": AuthKind.API_KEY,
+}
+
+
+def auth_status(raw: Any) -> Authenticated | None:
+    """An ``authStatus`` object (codex-acp 2.x: in ``initialize``'s ``agentCapabilities._meta`` and
+    its ``_auth/status_update`` notification, ``{kind, label, detail}``) as proof of a login: a
+    ChatGPT login is a subscription, an API key a key, any other kind (``gateway``: a custom
+    provider) ``OTHER``. None when it proves nothing (empty, or a signed-out kind)."""
+    kind = j.text(j.obj(raw).get("kind"))
+    if not kind or kind.lower() in _SIGNED_OUT:
+        return None
+    return Authenticated(_AUTH_KINDS.get(kind.lower(), AuthKind.OTHER))
 
 
 # ---------------------------------------------------------------------------------------------
