@@ -194,6 +194,7 @@ def test_quirks_keep_only_known_hooks() -> None:
     )
     assert quirks.notifications["a/b"] == "mode_update" and "c/d" not in quirks.notifications
     assert quirks.notifications["$/cancel_request"] == "withdraw_request"
+    assert quirks.notifications["_auth/status_update"] == "auth_status"
     assert quirks.requests == {"x/y": "cursor_question"}
     assert Quirks.read(None) == Quirks()
 
@@ -203,7 +204,8 @@ def test_every_profile_quirk_parses_and_names_real_hooks() -> None:
         assert profile.wire == "acp"
         raw = dict(profile.quirks)
         quirks = Quirks.read(raw)
-        assert len(quirks.notifications) - 1 == len(raw.get("notifications", {})), profile.id
+        builtin = {"$/cancel_request", "_auth/status_update"}  # every agent gets these
+        assert len(quirks.notifications) - len(builtin) == len(raw.get("notifications", {})), profile.id
         assert len(quirks.requests) == len(raw.get("requests", {})), profile.id
 
 
