@@ -325,3 +325,13 @@ def test_auth_status_proves_a_login_only_for_a_signed_in_kind(raw: object, expec
 def test_the_catalog_says_which_agents_prove_their_login_with_a_session() -> None:
     proven = {p.id for p in PROFILES if Quirks.read(p.quirks).login_proven_by_session}
     assert proven == {"qwen", "gemini", "hermes", "codex-acp"}
+
+
+def test_profile_modes_name_portable_modes() -> None:
+    from anyagent.toolkit import PORTABLE_MODES
+
+    for profile in PROFILES:
+        assert set(profile.modes.values()) <= set(PORTABLE_MODES), profile.id
+    by_id = {p.id: dict(p.modes) for p in PROFILES}
+    assert by_id["gemini"]["autoEdit"] == "accept-edits" and by_id["qwen"]["auto-edit"] == "accept-edits"
+    assert by_id["claude-acp"]["bypassPermissions"] == "bypass-permissions"

@@ -103,6 +103,22 @@ async def test_auth_status_update_reports_the_login(tmp_path: Path, profile_id: 
         assert session.info().details.auth == Authenticated(AuthKind.SUBSCRIPTION)
 
 
+async def test_portable_mode_names_reach_the_agent_as_its_own_ids(tmp_path: Path) -> None:
+    options = SessionOptions.in_dir(tmp_path).configure("mode", "accept-edits")
+    agent = vendor_agent(tmp_path, "gemini", "gemini")  # modes default, plan, autoEdit
+    async with opened(tmp_path, options, agent) as (session, reader):
+        mode = session.info().details.option("mode")
+        assert mode is not None and session.info().configuration["mode"] == "autoEdit"
+        aliases = {choice.value: choice.aliases for choice in mode.kind.choices}  # type: ignore[union-attr]
+        assert aliases == {"default": ("ask",), "plan": (), "autoEdit": ("accept-edits",)}
+        assert not mode.accepts("bypass-permissions")  # gemini's yolo is not offered here
+        for value, own in (("ask", "default"), ("accept-edits", "autoEdit"), ("plan", "plan"), ("default", "default")):
+            await session.configure("mode", value)
+            await reader.match(
+                lambda e, own=own: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == own
+            )
+
+
 def _methods(log: Path) -> list[str]:
     return log.read_text().split() if log.exists() else []
 

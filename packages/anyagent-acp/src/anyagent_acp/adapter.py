@@ -152,7 +152,14 @@ async def _probe_session(process: AgentProcess, request: seam.ConnectRequest, qu
         await _authenticate(peer, quirks.authenticate_on_open)
     state = InfoState(translate.capabilities(init), auth=_init_auth(init))
     try:
-        await _open_session(peer, init, SessionOptions.in_dir(request.options.cwd), [], login, profile.auth_error_hints if profile else ())
+        await _open_session(
+            peer,
+            init,
+            SessionOptions.in_dir(request.options.cwd),
+            [],
+            login,
+            profile.auth_error_hints if profile else (),
+        )
     except AuthRequired as exc:
         return Unauthenticated(exc.login)
     await _drain(peer, state, quirks, [], False)
@@ -195,6 +202,7 @@ async def _handshake(
         auth=_init_auth(init),
         resume_token=session_id,
         effort_prompt=quirks.effort_prompt,
+        mode_names=dict(profile.modes) if profile is not None else {},
     )
     state.adopt_session(result)
     await _drain(peer, state, quirks, early, replaying)
@@ -367,6 +375,7 @@ async def _configure_at_open(peer: JsonRpcPeer, state: InfoState, session_id: st
             raise InvalidConfiguration(f"the agent has no config option {option_id!r} (offered: {offered})")
         if not option.accepts(value):
             raise InvalidConfiguration(option.invalid(value))
+        value = option.resolve(value)  # a portable mode name as the agent's own id
         setter = state.setters[option_id]
         try:
             if setter is Setter.EFFORT_PROMPT:

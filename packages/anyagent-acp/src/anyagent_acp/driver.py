@@ -705,6 +705,8 @@ class AcpDriver(seam.Driver):
     # -- configuration
 
     async def _configure(self, option_id: str, value: Any) -> None:
+        option = self._state.option(option_id)
+        value = option.resolve(value) if option is not None else value  # a portable mode name
         setter = self._state.setters.get(option_id)
         if setter is Setter.EFFORT_PROMPT:
             await self._put_effort(str(value))

@@ -32,6 +32,8 @@ CURSOR = AgentProfile(
     args=("acp",),
     login=(TerminalLogin(("cursor-agent", "login"), "Log in to Cursor"), EnvVarLogin("CURSOR_API_KEY")),
     install_hint="curl https://cursor.com/install -fsS | bash",
+    # own mode id → portable name; its own `ask` (questions only, no edits) keeps the name
+    modes={"agent": "default", "plan": "plan", "ask": "ask"},
     extra_dirs={"any": ("~/.local/bin",), "windows": ("%LOCALAPPDATA%\\cursor-agent",)},
     auth_error_hints=(_AUTH_REQUIRED,),
     quirks={
@@ -78,6 +80,9 @@ HERMES = AgentProfile(
     args=("acp",),
     login=(TerminalLogin(("hermes", "model"), "Pick a model provider for Hermes"),),
     install_hint="pip install 'hermes-agent[acp]' (see https://github.com/NousResearch/hermes-agent)",
+    # own mode id → portable name (0.19.0; `dont_ask` allows every edit but still asks for
+    # dangerous commands: no portable name)
+    modes={"default": "default", "accept_edits": "accept-edits"},
     config_home_env="HERMES_HOME",
     extra_dirs={"any": ("~/.local/bin",), "windows": ("%LOCALAPPDATA%\\hermes\\bin",)},
     auth_error_hints=("No LLM provider configured",),
@@ -129,6 +134,8 @@ QWEN = AgentProfile(
     args=("--acp",),
     login=(EnvVarLogin("OPENAI_API_KEY", "An OpenAI-compatible API key (or log in inside `qwen`)"),),
     install_hint="npm install -g @qwen-code/qwen-code",
+    # own mode id → portable name (0.15, 0.24; 0.24's `auto` is an LLM classifier: no portable name)
+    modes={"default": "default", "auto-edit": "accept-edits", "plan": "plan", "yolo": "bypass-permissions"},
     extra_dirs={"windows": ("%APPDATA%\\npm",)},
     auth_error_hints=(_AUTH_REQUIRED,),
     quirks={
@@ -150,6 +157,8 @@ GEMINI = AgentProfile(
     args=("--acp",),
     login=(EnvVarLogin("GEMINI_API_KEY", "A Gemini API key"),),
     install_hint="npm install -g @google/gemini-cli",
+    # own mode id → portable name (0.61)
+    modes={"default": "default", "autoEdit": "accept-edits", "plan": "plan", "yolo": "bypass-permissions"},
     extra_dirs={"windows": ("%APPDATA%\\npm",)},
     auth_error_hints=("API key is missing",),
     quirks={
@@ -172,6 +181,13 @@ CLAUDE_ACP = AgentProfile(
         EnvVarLogin("ANTHROPIC_API_KEY", "An Anthropic API key"),
     ),
     install_hint="npm install -g @agentclientprotocol/claude-agent-acp",
+    # own mode id → portable name (0.23, 0.49; 0.49's `auto` lets the model decide: no portable name)
+    modes={
+        "default": "default",
+        "acceptEdits": "accept-edits",
+        "plan": "plan",
+        "bypassPermissions": "bypass-permissions",
+    },
     extra_dirs={"windows": ("%APPDATA%\\npm",)},
     auth_error_hints=(_AUTH_REQUIRED,),
     quirks={
@@ -190,6 +206,14 @@ CODEX_ACP = AgentProfile(
         EnvVarLogin("CODEX_API_KEY", "A Codex / OpenAI API key"),
     ),
     install_hint="npm install -g @zed-industries/codex-acp (commands need bubblewrap on Linux)",
+    # own mode id → portable name: 0.16 `auto` ("Default") and `full-access`; 2.x `agent` (its
+    # default, an LLM reviews commands) and `agent-full-access`
+    modes={
+        "auto": "default",
+        "agent": "default",
+        "full-access": "bypass-permissions",
+        "agent-full-access": "bypass-permissions",
+    },
     config_home_env="CODEX_HOME",
     extra_dirs={"windows": ("%APPDATA%\\npm",)},
     auth_error_hints=(_AUTH_REQUIRED,),

@@ -16,10 +16,10 @@ from typing import Any
 import attrs
 
 from anyagent import (
+    Authenticated,
+    AuthKind,
     BooleanKind,
     Cancelled,
-    AuthKind,
-    Authenticated,
     Capabilities,
     Capability,
     Completed,

@@ -264,7 +264,9 @@ class Scripted(Agent):  # type: ignore[misc]
         claude.field_meta = {"claudeCode": {"toolName": f"mcp__{server}__echo"}}
         await self._update(sid, claude)
         codex_input = {"server": server, "tool": "lookup", "arguments": {"q": "x"}}
-        await self._update(sid, start_tool_call("m2", f"Tool: {server}/lookup", status="completed", raw_input=codex_input))
+        await self._update(
+            sid, start_tool_call("m2", f"Tool: {server}/lookup", status="completed", raw_input=codex_input)
+        )
         internal = start_tool_call("m3", "Write a.txt", kind="edit", status="completed", raw_input={"file_path": "/a"})
         internal.field_meta = {"claudeCode": {"toolName": "mcp__acp__Write"}}
         await self._update(sid, internal)
