@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import anyagent_acp.plugin
 from anyagent import (
+    Authenticated,
+    AuthKind,
     BooleanKind,
     Cancelled,
     Capability,
@@ -17,6 +20,7 @@ from anyagent import (
     EnvVarLogin,
     Failed,
     FileDiff,
+    McpTool,
     PermissionChoice,
     Question,
     QuestionChoice,
@@ -190,6 +194,7 @@ def test_quirks_keep_only_known_hooks() -> None:
     )
     assert quirks.notifications["a/b"] == "mode_update" and "c/d" not in quirks.notifications
     assert quirks.notifications["$/cancel_request"] == "withdraw_request"
+    assert quirks.notifications["_auth/status_update"] == "auth_status"
     assert quirks.requests == {"x/y": "cursor_question"}
     assert Quirks.read(None) == Quirks()
 
@@ -199,7 +204,8 @@ def test_every_profile_quirk_parses_and_names_real_hooks() -> None:
         assert profile.wire == "acp"
         raw = dict(profile.quirks)
         quirks = Quirks.read(raw)
-        assert len(quirks.notifications) - 1 == len(raw.get("notifications", {})), profile.id
+        builtin = {"$/cancel_request", "_auth/status_update"}  # every agent gets these
+        assert len(quirks.notifications) - len(builtin) == len(raw.get("notifications", {})), profile.id
         assert len(quirks.requests) == len(raw.get("requests", {})), profile.id
 
 
@@ -260,3 +266,70 @@ async def test_the_plugin_registers_the_wire_and_the_catalog(tmp_path: Path, mon
     assert qwen.executable_path.resolve() == fake.resolve()
     missing = {m.id: m for m in report.missing}
     assert "curl https://cursor.com/install" in missing["cursor"].install_hint
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"_meta": {"claudeCode": {"toolName": "mcp__gh__search"}}}, McpTool("gh", "search")),
+        ({"rawInput": {"server": "gh", "tool": "search", "arguments": {}}}, McpTool("gh", "search")),
+        ({"title": "Tool: gh/search"}, McpTool("gh", "search")),
+        ({"title": "gh__search"}, McpTool("gh", "search")),
+        ({"title": "mcp_gh_search"}, McpTool("gh", "search")),
+        ({"title": "search (gh MCP Server)"}, McpTool("gh", "search")),
+        ({"_meta": {"toolName": "mcp__gh-enterprise__list"}}, McpTool("gh-enterprise", "list")),
+        ({"_meta": {"serverName": "gh", "toolName": "search"}}, McpTool("gh", "search")),
+        ({"_meta": {"claudeCode": {"toolName": "mcp__acp__Write"}}}, None),  # not a server of the session
+        ({"rawInput": {"server": "other", "tool": "x"}}, None),
+        ({"title": "gh/search the repo"}, None),  # a sentence, not a name
+        ({"title": "Run ls"}, None),
+    ],
+)
+def test_mcp_tool_names_one_of_the_sessions_servers(fields: dict[str, Any], expected: McpTool | None) -> None:
+    assert translate.mcp_tool(fields, ["gh", "gh-enterprise"]) == expected
+    assert translate.mcp_tool(fields, []) is None
+
+
+def test_terminal_streams_send_only_what_came_after_attach_and_decode_across_chunks() -> None:
+    from anyagent_acp.client import TerminalStreams
+
+    streams = TerminalStreams()
+    assert streams.chunk("term-1", b"early", 5) is None  # not attached: the snapshot carries it
+    streams.attach("term-1", "t1", (b"early", 5))
+    streams.attach("term-1", "t2", (b"early", 5))  # the first tool keeps it
+    assert streams.chunk("term-1", b"rly-late", 10) == ("t1", "-late")  # overlaps what the snapshot held
+    euro = "\u20ac".encode()
+    assert streams.chunk("term-1", euro[:1], 11) is None  # half a character waits for the rest
+    assert streams.chunk("term-1", euro[1:], 13) == ("t1", "\u20ac")
+    streams.clear()
+    assert streams.chunk("term-1", b"x", 14) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ({"kind": "chatgpt", "label": "ChatGPT"}, Authenticated(AuthKind.SUBSCRIPTION)),
+        ({"kind": "apiKey"}, Authenticated(AuthKind.API_KEY)),
+        ({"kind": "gateway", "label": "Custom model gateway", "detail": "fake"}, Authenticated(AuthKind.OTHER)),
+        ({"kind": "none"}, None),
+        ({}, None),
+        ("chatgpt", None),
+    ],
+)
+def test_auth_status_proves_a_login_only_for_a_signed_in_kind(raw: object, expected: object) -> None:
+    assert translate.auth_status(raw) == expected
+
+
+def test_the_catalog_says_which_agents_prove_their_login_with_a_session() -> None:
+    proven = {p.id for p in PROFILES if Quirks.read(p.quirks).login_proven_by_session}
+    assert proven == {"qwen", "gemini", "hermes", "codex-acp"}
+
+
+def test_profile_modes_name_portable_modes() -> None:
+    from anyagent.toolkit import PORTABLE_MODES
+
+    for profile in PROFILES:
+        assert set(profile.modes.values()) <= set(PORTABLE_MODES), profile.id
+    by_id = {p.id: dict(p.modes) for p in PROFILES}
+    assert by_id["gemini"]["autoEdit"] == "accept-edits" and by_id["qwen"]["auto-edit"] == "accept-edits"
+    assert by_id["claude-acp"]["bypassPermissions"] == "bypass-permissions"

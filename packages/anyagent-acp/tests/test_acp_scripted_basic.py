@@ -12,9 +12,12 @@ from anyagent import (
     Completed,
     CompletionSource,
     Failed,
+    McpServer,
+    McpTool,
     MessageEnded,
     ReasoningDelta,
     Refused,
+    SessionOptions,
     TextDelta,
     ToolKind,
     ToolStatus,
@@ -79,6 +82,25 @@ async def test_a_duplicated_tool_call_is_an_upsert(tmp_path: Path) -> None:
     assert {t.id for t in tools} == {"d1"}
     assert tools[-1].status is ToolStatus.COMPLETED
     assert tools[-1].title == "Read a.txt" and tools[-1].input.path == "/x/a.txt"
+
+
+async def test_calls_to_the_sessions_own_mcp_servers_are_mcp_tools(tmp_path: Path) -> None:
+    options = SessionOptions.in_dir(tmp_path).mcp_server(McpServer.stdio("files", "mcp-files"))
+    async with opened(tmp_path, options) as (session, reader):
+        await session.prompt("MCPTOOL")
+        seen = await reader.turn()
+    final = {k.tool.id: k.tool for k in kinds(seen, ToolUpdated)}
+    assert final["m1"].kind == McpTool("files", "echo")  # claude-agent-acp: _meta.claudeCode.toolName
+    assert final["m2"].kind == McpTool("files", "lookup")  # codex: rawInput {server, tool}
+    assert final["m3"].kind is ToolKind.EDIT  # the bridge's internal mcp__acp__Write is a built-in tool
+    assert final["m1"].status is ToolStatus.COMPLETED and final["m1"].input.arguments == {"text": "hi"}
+
+
+async def test_without_mcp_servers_no_tool_is_an_mcp_tool(tmp_path: Path) -> None:
+    async with opened(tmp_path) as (session, reader):
+        await session.prompt("MCPTOOL")
+        seen = await reader.turn()
+    assert not [k for k in kinds(seen, ToolUpdated) if isinstance(k.tool.kind, McpTool)]
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ from anyagent import (
     SessionOptions,
     TextDelta,
     ToolKind,
+    ToolOutputDelta,
     ToolStatus,
     ToolUpdated,
     TurnEnded,
@@ -134,6 +135,35 @@ async def test_terminal_runs_a_real_process_and_its_output_fills_the_tool(tmp_pa
     assert text_of(seen) == "exit=0 out=term-out"
     tools = [k.tool for k in kinds(seen, ToolUpdated)]
     assert tools[-1].id == "x1" and tools[-1].output == "term-out"
+
+
+async def test_a_terminal_streams_its_output_into_the_running_tool(tmp_path: Path) -> None:
+    async with opened(tmp_path) as (session, reader):
+        await session.prompt("TERMSTREAM")
+        seen = await reader.turn()
+    tool_events = [e.kind for e in seen if isinstance(e.kind, (ToolUpdated, ToolOutputDelta))]
+    first, last = tool_events[0], tool_events[-1]
+    assert isinstance(first, ToolUpdated) and first.tool.status is ToolStatus.RUNNING
+    assert isinstance(last, ToolUpdated) and last.tool.status is ToolStatus.COMPLETED
+    deltas = [k for k in tool_events if isinstance(k, ToolOutputDelta)]
+    assert len(deltas) >= 2 and {d.tool_id for d in deltas} == {"x2"}  # "two" and "three" came later
+    assert tool_events.index(deltas[-1]) < len(tool_events) - 1  # all before the final snapshot
+    # the first snapshot's output plus the deltas is the whole output, once; the final snapshot keeps it
+    assert (first.tool.output or "") + "".join(d.text for d in deltas) == "one\ntwo\nthree\n"
+    assert last.tool.output == "one\ntwo\nthree\n"
+
+
+async def test_a_terminal_streams_at_most_its_byte_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import anyagent_acp.client
+
+    monkeypatch.setattr(anyagent_acp.client, "STREAM_LIMIT", 5)
+    async with opened(tmp_path) as (session, reader):
+        await session.prompt("TERMSTREAM")
+        seen = await reader.turn()
+    first = kinds(seen, ToolUpdated)[0].tool
+    streamed = "".join(d.text for d in kinds(seen, ToolOutputDelta))
+    assert len(streamed.encode()) <= 5 and (first.output or "") + streamed != "one\ntwo\nthree\n"
+    assert kinds(seen, ToolUpdated)[-1].tool.output == "one\ntwo\nthree\n"  # the snapshot still has it all
 
 
 async def test_agent_turn_after_a_prompt_is_inferred_by_the_quiet_window(tmp_path: Path) -> None:

@@ -15,7 +15,9 @@ from anyagent import (
     AgentProfile,
     Answer,
     Authenticated,
+    AuthKind,
     AuthRequired,
+    AuthUnknown,
     Cancelled,
     Capability,
     Completed,
@@ -38,6 +40,7 @@ from anyagent import (
     ToolKind,
     ToolUpdated,
     TurnEnded,
+    Unauthenticated,
     hookimpl,
 )
 from anyagent_testkit.events import EventReader, kinds, text_of
@@ -78,6 +81,74 @@ async def test_cursor_logged_out_fails_open_with_its_login_command(
             pass
     assert TerminalLogin(("cursor-agent", "login"), "Log in to Cursor") in caught.value.login
     assert "Not logged in" in caught.value.message
+
+
+@pytest.mark.parametrize("profile_id", ["qwen", "gemini", "hermes", "codex-acp"])
+async def test_a_session_proves_the_login_of_an_agent_that_refuses_sessions_logged_out(
+    tmp_path: Path, profile_id: str
+) -> None:
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, profile_id, "plain")) as (session, _reader):
+        assert session.info().details.auth == Authenticated(AuthKind.OTHER)
+
+
+async def test_a_bridge_that_opens_sessions_logged_out_proves_nothing(tmp_path: Path) -> None:
+    # claude's ACP bridge opens a session without a login and fails only the prompt
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "claude-acp", "plain")) as (session, _reader):
+        assert session.info().details.auth == AuthUnknown()
+
+
+@pytest.mark.parametrize("profile_id", ["codex-acp", "unprofiled"])
+async def test_auth_status_update_reports_the_login(tmp_path: Path, profile_id: str) -> None:
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, profile_id, "codex2")) as (session, _reader):
+        assert session.info().details.auth == Authenticated(AuthKind.SUBSCRIPTION)
+
+
+async def test_portable_mode_names_reach_the_agent_as_its_own_ids(tmp_path: Path) -> None:
+    options = SessionOptions.in_dir(tmp_path).configure("mode", "accept-edits")
+    agent = vendor_agent(tmp_path, "gemini", "gemini")  # modes default, plan, autoEdit
+    async with opened(tmp_path, options, agent) as (session, reader):
+        mode = session.info().details.option("mode")
+        assert mode is not None and session.info().configuration["mode"] == "autoEdit"
+        aliases = {choice.value: choice.aliases for choice in mode.kind.choices}  # type: ignore[union-attr]
+        assert aliases == {"default": ("ask",), "plan": (), "autoEdit": ("accept-edits",)}
+        assert not mode.accepts("bypass-permissions")  # gemini's yolo is not offered here
+        for value, own in (("ask", "default"), ("accept-edits", "autoEdit"), ("plan", "plan"), ("default", "default")):
+            await session.configure("mode", value)
+            await reader.match(
+                lambda e, own=own: isinstance(e.kind, SessionUpdated) and e.kind.info.configuration.get("mode") == own
+            )
+
+
+def _methods(log: Path) -> list[str]:
+    return log.read_text().split() if log.exists() else []
+
+
+async def test_probe_auth_stops_after_session_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "sent.log"
+    monkeypatch.setenv("VENDOR_LOG", str(log))
+    async with Runtime(plugins=[anyagent_acp.plugin]) as rt:
+        assert await rt.probe_auth(vendor_agent(tmp_path, "qwen", "plain")) == Authenticated(AuthKind.OTHER)
+        assert _methods(log) == ["initialize", "session/new"]  # no configuration, no prompt, no second open
+        assert await rt.probe_auth(vendor_agent(tmp_path, "codex-acp", "codex2")) == Authenticated(
+            AuthKind.SUBSCRIPTION
+        )
+        assert await rt.probe_auth(vendor_agent(tmp_path, "claude-acp", "plain")) == AuthUnknown()
+        monkeypatch.setenv("VENDOR_LOGGED_OUT", "1")
+        status = await rt.probe_auth(vendor_agent(tmp_path, "qwen", "plain"))
+    assert isinstance(status, Unauthenticated)
+    assert [m.name for m in status.login] == ["OPENAI_API_KEY"]
+
+
+async def test_probe_auth_of_cursor_runs_only_its_preflight(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "sent.log"
+    monkeypatch.setenv("VENDOR_LOG", str(log))
+    async with Runtime(plugins=[anyagent_acp.plugin]) as rt:
+        assert await rt.probe_auth(vendor_agent(tmp_path, "cursor", "cursor")) == Authenticated(AuthKind.OTHER)
+        monkeypatch.setenv("VENDOR_LOGGED_OUT", "1")
+        status = await rt.probe_auth(vendor_agent(tmp_path, "cursor", "cursor"))
+    assert _methods(log) == []  # the ACP agent itself never started
+    assert isinstance(status, Unauthenticated)
+    assert TerminalLogin(("cursor-agent", "login"), "Log in to Cursor") in status.login
 
 
 async def test_grok_models_effort_question_and_vendor_turn_end(tmp_path: Path) -> None:

@@ -352,6 +352,30 @@ async def test_plan_usage_after_each_result_and_on_demand(tmp_path: Path) -> Non
         assert direct.windows[0].label == "5-hour"
 
 
+async def test_portable_mode_names_launch_and_switch_as_claudes_own_ids(tmp_path: Path) -> None:
+    fake = Fake(tmp_path)
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options().configure("mode", "accept-edits"))
+        async with session:
+            info = session.info()
+            assert info.configuration["mode"] == "acceptEdits"  # the configuration reports Claude's own id
+            mode = info.details.option("mode")
+            assert mode is not None and mode.accepts("ask") and mode.accepts("plan") and mode.accepts("acceptEdits")
+            assert not mode.accepts("bypass-permissions")  # offered only to a session launched with it
+            reader = EventReader(events, timeout=WAIT)
+            await session.configure("mode", "ask")
+            updated = await reader.until(SessionUpdated)
+            assert updated.kind.info.configuration["mode"] == "default"
+    argv = fake.argv()
+    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
+    switched = [
+        frame["request"]["mode"]
+        for frame in fake.sent()
+        if frame.get("type") == "control_request" and frame["request"].get("subtype") == "set_permission_mode"
+    ]
+    assert switched == ["default"]
+
+
 async def test_a_refused_setting_is_a_diagnostic_and_changes_nothing(tmp_path: Path) -> None:
     fake = Fake(tmp_path, FAKE_CLAUDE_REFUSE="set_model")
     async with runtime_with_env(fake.env) as runtime:

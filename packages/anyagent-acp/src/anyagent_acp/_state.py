@@ -28,6 +28,7 @@ from anyagent import (
 )
 from anyagent import jsonread as j
 from anyagent.seam import DriverInfo
+from anyagent.toolkit import mode_aliases
 
 from . import translate
 from .quirks import EffortPrompt
@@ -63,6 +64,7 @@ class InfoState:
     options: list[ConfigOption] = attrs.Factory(list)
     setters: dict[str, Setter] = attrs.Factory(dict)
     effort_prompt: EffortPrompt | None = None
+    mode_names: Mapping[str, str] = attrs.Factory(dict)  # the profile's own mode id → portable name
 
     def info(self) -> DriverInfo:
         """The ``DriverInfo`` to publish: ACP ends prompted turns, never agent-originated ones."""
@@ -92,6 +94,8 @@ class InfoState:
         return next((o for o in self.options if o.id == option_id), None)
 
     def _put(self, option: ConfigOption, setter: Setter) -> None:
+        if option.id == "mode" and isinstance(option.kind, SelectKind) and self.mode_names:
+            option = attrs.evolve(option, kind=SelectKind(mode_aliases(option.kind.choices, self.mode_names)))
         for index, existing in enumerate(self.options):
             if existing.id == option.id:
                 self.options[index] = option
@@ -220,6 +224,14 @@ class InfoState:
             return changed
         if hook == "commands":  # kiro: {commands: [{name, description, meta.hint}]}
             self.set_commands(translate.commands(params.get("commands")))
+            return True
+        if hook == "auth_status":  # codex-acp 2.x: {authStatus: {kind, label, detail}}
+            if not isinstance(params.get("authStatus"), dict):
+                return None
+            status = translate.auth_status(params.get("authStatus"))
+            if status is None or status == self.auth:
+                return False
+            self.auth = status
             return True
         if hook == "effort_metadata":  # kiro's per-turn metadata: {effort}
             effort = j.text(params.get("effort"))

@@ -29,6 +29,8 @@ from anyagent import (
     Authenticated,
     AuthKind,
     AuthRequired,
+    AuthStatus,
+    AuthUnknown,
     InvalidConfiguration,
     LoginMethod,
     McpHttp,
@@ -37,6 +39,7 @@ from anyagent import (
     ProtocolFailed,
     ResumeFailed,
     SessionOptions,
+    Unauthenticated,
     UnsupportedFeature,
     __version__,
     seam,
@@ -101,6 +104,27 @@ class AcpAdapter(seam.Adapter):
                 setup.state.auth = Authenticated(AuthKind.OTHER)
             return AcpDriver(setup)
 
+    async def probe_auth(self, request: seam.ConnectRequest) -> AuthStatus | None:
+        """The cheapest look that can tell: a profile's preflight command alone when it has one
+        (cursor: no agent launched), else ``initialize`` and one ``session/new`` without MCP
+        servers or configuration, then the agent is stopped. ``Authenticated`` where the agent
+        proves a login (``_auth/status_update`` or ``authStatus``; a session opened by an agent
+        whose profile says ``login_proven_by_session``), ``Unauthenticated`` when it refuses the
+        session for a login, else ``AuthUnknown``."""
+        profile = request.profile
+        quirks = Quirks.read(profile.quirks if profile is not None else None)
+        async with toolkit.launching(request, record=False) as launch:
+            try:
+                if await _preflight(launch, quirks):
+                    return Authenticated(AuthKind.OTHER)
+            except AuthRequired as exc:
+                return Unauthenticated(exc.login)
+            process = await launch.spawn()
+            try:
+                return await _probe_session(process, request, quirks)
+            finally:
+                await launch.abandon()
+
 
 async def _preflight(launch: toolkit.Launch, quirks: Quirks) -> bool:
     """Run the profile's side command before the handshake (cursor's ``about``) with the launch's
@@ -118,6 +142,44 @@ async def _preflight(launch: toolkit.Launch, quirks: Quirks) -> bool:
         login = profile.login if profile is not None else ()
         raise AuthRequired(login, f"{profile.name if profile else executable} is not logged in: {detail}")
     return True
+
+
+async def _probe_session(process: AgentProcess, request: seam.ConnectRequest, quirks: Quirks) -> AuthStatus:
+    """``initialize`` and a bare ``session/new``: the login state they prove (``probe_auth``)."""
+    peer = JsonRpcPeer(JsonLines(process), accepts=_CLIENT_METHODS | set(quirks.requests))
+    init = j.obj(await _initialize(peer))
+    profile = request.profile
+    login = translate.login_methods(init, request.installation.executable_path) + (
+        profile.login if profile is not None else ()
+    )
+    if quirks.authenticate_on_open:
+        await _authenticate(peer, quirks.authenticate_on_open)
+    state = InfoState(translate.capabilities(init), auth=_init_auth(init))
+    try:
+        await _open_session(
+            peer,
+            init,
+            SessionOptions.in_dir(request.options.cwd),
+            [],
+            login,
+            profile.auth_error_hints if profile else (),
+        )
+    except AuthRequired as exc:
+        return Unauthenticated(exc.login)
+    await _drain(peer, state, quirks, [], False)
+    _session_proves(state, quirks)
+    return state.auth
+
+
+def _init_auth(init: dict[str, Any]) -> AuthStatus:
+    """What ``initialize`` proves about the login (codex-acp 2.x: ``agentCapabilities._meta.authStatus``)."""
+    return translate.auth_status(j.path(init, "agentCapabilities", "_meta", "authStatus")) or AuthUnknown()
+
+
+def _session_proves(state: InfoState, quirks: Quirks) -> None:
+    """An opened session proves the login of an agent that refuses sessions when logged out."""
+    if quirks.login_proven_by_session and isinstance(state.auth, AuthUnknown):
+        state.auth = Authenticated(AuthKind.OTHER)
 
 
 async def _handshake(
@@ -143,11 +205,14 @@ async def _handshake(
     state = InfoState(
         capabilities,
         version=j.text(j.path(init, "agentInfo", "version")),
+        auth=_init_auth(init),
         resume_token=session_id,
         effort_prompt=quirks.effort_prompt,
+        mode_names=dict(profile.modes) if profile is not None else {},
     )
     state.adopt_session(result)
     await _drain(peer, state, quirks, early, replaying)
+    _session_proves(state, quirks)
     hidden = await _configure_at_open(peer, state, session_id, options)
     await _drain(peer, state, quirks, early, replaying or hidden)
     return Handshaken(
@@ -163,6 +228,7 @@ async def _handshake(
         auth_hints=hints,
         early=early,
         name=profile.name if profile is not None else request.installation.name,
+        mcp_servers=tuple(server.name for server in options.mcp_servers),
     )
 
 
@@ -334,6 +400,7 @@ async def _configure_at_open(peer: JsonRpcPeer, state: InfoState, session_id: st
             raise InvalidConfiguration(f"the agent has no config option {option_id!r} (offered: {offered})")
         if not option.accepts(value):
             raise InvalidConfiguration(option.invalid(value))
+        value = option.resolve(value)  # a portable mode name as the agent's own id
         setter = state.setters[option_id]
         try:
             if setter is Setter.EFFORT_PROMPT:

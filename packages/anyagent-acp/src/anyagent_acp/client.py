@@ -8,9 +8,11 @@ group, stderr merged into the output, always reaped on release or close).
 
 from __future__ import annotations
 
+import codecs
+import math
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +26,32 @@ from anyagent.wire import JsonRpcCode
 
 from .translate import AcpCode
 
-__all__ = ["DEFAULT_OUTPUT_LIMIT", "MAX_FILE_BYTES", "FileAccess", "RpcFailure", "Terminals"]
+__all__ = [
+    "DEFAULT_OUTPUT_LIMIT",
+    "MAX_FILE_BYTES",
+    "STREAM_INTERVAL",
+    "STREAM_LIMIT",
+    "FileAccess",
+    "RpcFailure",
+    "TerminalStreams",
+    "Terminals",
+]
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
 """The largest file ``fs/read_text_file`` returns."""
 
 DEFAULT_OUTPUT_LIMIT = 1024 * 1024
 """Bytes of terminal output kept when the agent names no ``outputByteLimit``."""
+
+STREAM_INTERVAL = 0.05
+"""Seconds between two streamed chunks of one terminal: what arrives meanwhile joins the next one
+(at most 20 ``ToolOutputDelta``s a second per terminal; the output itself is read without delay)."""
+
+STREAM_LIMIT = 1024 * 1024
+"""Bytes of one terminal's output streamed as ``ToolOutputDelta``s; past it only the tool's
+snapshots carry the output (its kept tail)."""
+
+_STREAM_CHUNK = 64 * 1024
 
 INVALID_PARAMS = JsonRpcCode.INVALID_PARAMS
 INTERNAL_ERROR = JsonRpcCode.INTERNAL_ERROR
@@ -136,10 +157,12 @@ class _Terminal:
         self.process = process
         self.limit = max(0, limit)
         self.output = bytearray()
+        self.fed = 0  # bytes received in all, kept or not
         self.truncated = False
         self.exited = anyio.Event()
 
     def feed(self, data: bytes) -> None:
+        self.fed += len(data)
         self.output += data
         if len(self.output) > self.limit:
             cut = len(self.output) - self.limit
@@ -175,6 +198,10 @@ def _argv(command: str, args: list[str]) -> list[str]:
 StartSoon = Callable[..., None]
 """Starts ``func(*args)`` as a task of the session (``DriverLoop.start_soon``)."""
 
+OnOutput = Callable[[str, bytes, int], Awaitable[None]]
+"""Told ``(terminal_id, data, fed)`` as a terminal's output arrives; ``fed`` counts the bytes the
+terminal received up to the end of ``data``."""
+
 
 class Terminals:
     """The ``terminal/*`` methods. ``bind`` gives them the session's ``start_soon`` (for the output
@@ -186,15 +213,23 @@ class Terminals:
         self._terminals: dict[str, _Terminal] = {}
         self._counter = 0
         self._start_soon: StartSoon | None = None
+        self._on_output: OnOutput | None = None
 
-    def bind(self, start_soon: StartSoon) -> None:
-        """Start the output readers with ``start_soon`` (cancelled when the session ends)."""
+    def bind(self, start_soon: StartSoon, on_output: OnOutput | None = None) -> None:
+        """Start the output readers with ``start_soon`` (cancelled when the session ends) and tell
+        ``on_output`` what they read, at most every ``STREAM_INTERVAL`` seconds per terminal."""
         self._start_soon = start_soon
+        self._on_output = on_output
 
     def text(self, terminal_id: str) -> str | None:
         """The kept output of ``terminal_id`` (for tool snapshots that embed it)."""
         terminal = self._terminals.get(terminal_id)
         return terminal.text() if terminal is not None else None
+
+    def kept(self, terminal_id: str) -> tuple[bytes, int] | None:
+        """The kept output of ``terminal_id`` as bytes, and the bytes it received in all."""
+        terminal = self._terminals.get(terminal_id)
+        return (bytes(terminal.output), terminal.fed) if terminal is not None else None
 
     def _get(self, params: Mapping[str, Any]) -> _Terminal:
         terminal_id = j.text(params.get("terminalId")) or ""
@@ -230,15 +265,31 @@ class Terminals:
         return {"terminalId": terminal_id}
 
     async def _pump(self, terminal_id: str, terminal: _Terminal) -> None:
-        """Keep the output until the command closes it, then note its exit. Cancelled (the
-        session ends), it just stops: ``aclose`` kills and reaps the command after."""
+        """Keep the output until the command closes it, then note its exit; tell ``on_output``
+        what arrived, what came within ``STREAM_INTERVAL`` of the last telling joined into one
+        chunk (the output is kept at once either way). Cancelled (the session ends), it just
+        stops: ``aclose`` kills and reaps the command after."""
         stream = terminal.process.stdout
-        try:
-            while True:
+        told = -math.inf
+        ended = False
+        while not ended:
+            pending = bytearray()
+            try:
                 data = await stream.receive()
                 terminal.feed(data)
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+                pending += data
+                wait = told + STREAM_INTERVAL - anyio.current_time()
+                if wait > 0 and self._on_output is not None:
+                    with anyio.move_on_after(wait):
+                        while len(pending) < _STREAM_CHUNK:
+                            more = await stream.receive()
+                            terminal.feed(more)
+                            pending += more
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                ended = True
+            if pending and self._on_output is not None:
+                told = anyio.current_time()
+                await self._on_output(terminal_id, bytes(pending), terminal.fed)
         await terminal.process.wait()
         terminal.exited.set()
 
@@ -276,3 +327,53 @@ class Terminals:
         with anyio.CancelScope(shield=True):
             for terminal in terminals:
                 await terminal.process.aclose(grace=0.0)
+
+
+class _Stream:
+    """One terminal streamed into one tool: from byte ``start`` on, ``left`` bytes to go."""
+
+    def __init__(self, tool_id: str, start: int, kept: bytes) -> None:
+        self.tool_id = tool_id
+        self.start = start
+        self.left = STREAM_LIMIT
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.decoder.decode(kept)  # a character cut at the end of the kept output completes later
+
+
+class TerminalStreams:
+    """Which tool shows which client terminal, for ``ToolOutputDelta``s.
+
+    ``attach`` links a terminal to the tool that embeds it (``{type: terminal}``) at the moment
+    the tool's snapshot reads the terminal's output: what the terminal receives after that is
+    ``chunk``ed out as text (UTF-8 decoded across chunk boundaries), up to ``STREAM_LIMIT`` bytes
+    per terminal. A terminal streams into the first tool that embeds it; ``clear`` forgets all
+    (a turn's end).
+    """
+
+    def __init__(self) -> None:
+        self._streams: dict[str, _Stream] = {}
+
+    def attach(self, terminal_id: str, tool_id: str, kept: tuple[bytes, int] | None) -> None:
+        """Stream ``terminal_id`` into ``tool_id`` from now on (``kept``: ``Terminals.kept``)."""
+        if kept is None or terminal_id in self._streams:
+            return
+        output, fed = kept
+        self._streams[terminal_id] = _Stream(tool_id, fed, output)
+
+    def chunk(self, terminal_id: str, data: bytes, fed: int) -> tuple[str, str] | None:
+        """``(tool_id, text)`` for the part of ``data`` (ending at byte ``fed``) that arrived after
+        ``attach``; None when there is nothing to stream."""
+        stream = self._streams.get(terminal_id)
+        if stream is None or stream.left <= 0:
+            return None
+        new = data[max(0, stream.start - (fed - len(data))) :]
+        if not new:
+            return None
+        new = new[: stream.left]
+        stream.left -= len(new)
+        text = stream.decoder.decode(new, final=stream.left <= 0)
+        return (stream.tool_id, text) if text else None
+
+    def clear(self) -> None:
+        """Forget every link."""
+        self._streams.clear()

@@ -53,6 +53,7 @@ from anyagent import (
     TextDelta,
     ToolInput,
     ToolKind,
+    ToolOutputDelta,
     ToolStatus,
     ToolUpdate,
     ToolUpdated,
@@ -74,7 +75,7 @@ from anyagent.wire import (
 
 from . import translate
 from ._state import INFO_UPDATES, InfoState, Setter
-from .client import FileAccess, RpcFailure, Terminals
+from .client import FileAccess, RpcFailure, Terminals, TerminalStreams
 from .prompt import PromptMedia, prompt_blocks
 from .quirks import INFO_HOOKS, Quirks
 from .translate import AcpCode
@@ -114,6 +115,7 @@ class Handshaken:
     auth_hints: tuple[str, ...] = ()
     early: list[Message] = attrs.Factory(list)
     name: str = "the agent"
+    mcp_servers: tuple[str, ...] = ()  # the session's own MCP servers, by name
 
 
 # -- what we sent and wait for: ``rpc_id`` is reserved before the write (``JsonRpcPeer.new_id``),
@@ -213,9 +215,10 @@ class AcpDriver(seam.Driver):
             name=setup.name,
         )
         self.loop.attach(setup.process, self._inbox)
-        self._terminals.bind(self.loop.start_soon)
+        self._terminals.bind(self.loop.start_soon, self._terminal_output)
+        self._streams = TerminalStreams()
         self._book: toolkit.RequestBook[_Open] = toolkit.RequestBook(self._decline)
-        self._tools = translate.ToolBook(self._terminals.text)
+        self._tools = translate.ToolBook(self._terminals.text, setup.mcp_servers)
         self._counter = 0
         self._prompt: _Prompt | None = None
         self._effort: _Effort | None = None
@@ -393,7 +396,20 @@ class AcpDriver(seam.Driver):
         if tool is None:
             await self._report("a tool update without a toolCallId", DiagnosticCode.BAD_FRAME, DiagnosticLevel.WARNING)
             return
+        if self._prompt is not None:  # its terminals stream from what this snapshot holds on
+            for terminal_id in self._tools.terminals(tool.id):
+                self._streams.attach(terminal_id, tool.id, self._terminals.kept(terminal_id))
         await self._content(ToolUpdated(tool))
+
+    async def _terminal_output(self, terminal_id: str, data: bytes, fed: int) -> None:
+        """A client terminal's output as it arrives: a ``ToolOutputDelta`` for the running tool
+        that embeds it, during a prompt (``TerminalStreams``)."""
+        streamed = self._streams.chunk(terminal_id, data, fed)
+        if streamed is None or self._prompt is None:
+            return
+        tool = self._tools.get(streamed[0])
+        if tool is not None and tool.status in (ToolStatus.PENDING, ToolStatus.RUNNING):
+            await self._content(ToolOutputDelta(*streamed))
 
     async def _plan(self, update: dict[str, Any]) -> None:
         await self._end_message()
@@ -669,6 +685,7 @@ class AcpDriver(seam.Driver):
             estimate = ContextUsage(max(1, self._session_chars // _CHARS_PER_TOKEN))
             await self._content(estimate, {"anyagent/estimated": True})
         self._tools.clear()
+        self._streams.clear()
         self._turn_chars = 0
         await self.loop.send(seam.TurnEnd(stop, turn_id=turn_id))  # the engine drops it if that turn is over
 
@@ -688,6 +705,8 @@ class AcpDriver(seam.Driver):
     # -- configuration
 
     async def _configure(self, option_id: str, value: Any) -> None:
+        option = self._state.option(option_id)
+        value = option.resolve(value) if option is not None else value  # a portable mode name
         setter = self._state.setters.get(option_id)
         if setter is Setter.EFFORT_PROMPT:
             await self._put_effort(str(value))

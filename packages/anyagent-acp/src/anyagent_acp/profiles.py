@@ -31,6 +31,8 @@ CURSOR = AgentProfile(
     args=("acp",),
     login=(TerminalLogin(("cursor-agent", "login"), "Log in to Cursor"), EnvVarLogin("CURSOR_API_KEY")),
     install_hint="curl https://cursor.com/install -fsS | bash",
+    # own mode id → portable name; its own `ask` (questions only, no edits) keeps the name
+    modes={"agent": "default", "plan": "plan", "ask": "ask"},
     extra_dirs={"any": ("~/.local/bin",), "windows": ("%LOCALAPPDATA%\\cursor-agent",)},
     auth_error_hints=(_AUTH_REQUIRED,),
     quirks={
@@ -77,12 +79,17 @@ HERMES = AgentProfile(
     args=("acp",),
     login=(TerminalLogin(("hermes", "model"), "Pick a model provider for Hermes"),),
     install_hint="pip install 'hermes-agent[acp]' (see https://github.com/NousResearch/hermes-agent)",
+    # own mode id → portable name (0.19.0; `dont_ask` allows every edit but still asks for
+    # dangerous commands: no portable name)
+    modes={"default": "default", "accept_edits": "accept-edits"},
     config_home_env="HERMES_HOME",
     extra_dirs={"any": ("~/.local/bin",), "windows": ("%LOCALAPPDATA%\\hermes\\bin",)},
     auth_error_hints=("No LLM provider configured",),
     quirks={
         # 0.19.0 wedges when session/cancel comes before the permission answer
         "cancel_answers_first": True,
+        # session/new fails "No LLM provider configured" when logged out (0.19.0)
+        "login_proven_by_session": True,
     },
 )
 
@@ -126,6 +133,8 @@ QWEN = AgentProfile(
     args=("--acp",),
     login=(EnvVarLogin("OPENAI_API_KEY", "An OpenAI-compatible API key (or log in inside `qwen`)"),),
     install_hint="npm install -g @qwen-code/qwen-code",
+    # own mode id → portable name (0.15, 0.24; 0.24's `auto` is an LLM classifier: no portable name)
+    modes={"default": "default", "auto-edit": "accept-edits", "plan": "plan", "yolo": "bypass-permissions"},
     extra_dirs={"windows": ("%APPDATA%\\npm",)},
     auth_error_hints=(_AUTH_REQUIRED,),
     quirks={
@@ -134,6 +143,8 @@ QWEN = AgentProfile(
             "qwen/notify/session/mode-update": "mode_update",
             "qwen/notify/session/model-update": "model_update",
         },
+        # session/new fails -32000 "Authentication required" when logged out (0.15, 0.24)
+        "login_proven_by_session": True,
     },
 )
 
@@ -145,6 +156,8 @@ GEMINI = AgentProfile(
     args=("--acp",),
     login=(EnvVarLogin("GEMINI_API_KEY", "A Gemini API key"),),
     install_hint="npm install -g @google/gemini-cli",
+    # own mode id → portable name (0.61)
+    modes={"default": "default", "autoEdit": "accept-edits", "plan": "plan", "yolo": "bypass-permissions"},
     extra_dirs={"windows": ("%APPDATA%\\npm",)},
     auth_error_hints=("API key is missing",),
     quirks={
@@ -152,6 +165,8 @@ GEMINI = AgentProfile(
         "mode_text_prefix": "[MODE_UPDATE] ",
         # 0.61 cannot create a file when a missing one is reported as -32002 (gemini-cli#17588)
         "read_missing_as_empty": True,
+        # session/new fails -32000 "Gemini API key is missing" when logged out (0.61)
+        "login_proven_by_session": True,
     },
 )
 
@@ -165,6 +180,13 @@ CLAUDE_ACP = AgentProfile(
         EnvVarLogin("ANTHROPIC_API_KEY", "An Anthropic API key"),
     ),
     install_hint="npm install -g @agentclientprotocol/claude-agent-acp",
+    # own mode id → portable name (0.23, 0.49; 0.49's `auto` lets the model decide: no portable name)
+    modes={
+        "default": "default",
+        "acceptEdits": "accept-edits",
+        "plan": "plan",
+        "bypassPermissions": "bypass-permissions",
+    },
     extra_dirs={"windows": ("%APPDATA%\\npm",)},
     auth_error_hints=(_AUTH_REQUIRED,),
     quirks={
@@ -183,9 +205,22 @@ CODEX_ACP = AgentProfile(
         EnvVarLogin("CODEX_API_KEY", "A Codex / OpenAI API key"),
     ),
     install_hint="npm install -g @zed-industries/codex-acp (commands need bubblewrap on Linux)",
+    # own mode id → portable name: 0.16 `auto` ("Default") and `full-access`; 2.x `agent` (its
+    # default, an LLM reviews commands) and `agent-full-access`
+    modes={
+        "auto": "default",
+        "agent": "default",
+        "full-access": "bypass-permissions",
+        "agent-full-access": "bypass-permissions",
+    },
     config_home_env="CODEX_HOME",
     extra_dirs={"windows": ("%APPDATA%\\npm",)},
     auth_error_hints=(_AUTH_REQUIRED,),
+    quirks={
+        # session/new fails -32000 "Authentication required" when logged out (0.16; 2.x also
+        # reports the login in _auth/status_update, read for every agent)
+        "login_proven_by_session": True,
+    },
 )
 
 PROFILES: tuple[AgentProfile, ...] = (

@@ -24,6 +24,9 @@ Keys a profile's ``quirks`` may hold (all optional):
   said and no cancel of ours (kiro's cancel racing the next prompt).
 - ``cancel_answers_first``: answer pending permissions ``cancelled`` *before* ``session/cancel``
   (hermes 0.19 wedges the other way round) and never send ``session/cancel`` while idle.
+- ``login_proven_by_session``: a session the agent opens proves it is logged in (it refuses
+  ``session/new`` when logged out): ``open`` reports ``Authenticated`` and ``probe_auth`` stops
+  after ``session/new``.
 - ``env``: environment variables for the launch (strings), as defaults the caller's environment
   overrides; read by ``anyagent.toolkit.launch_env``, like every wire's profiles.
 - ``root_env``: the same, only when running as root (claude bridge: IS_SANDBOX).
@@ -51,11 +54,14 @@ NOTIFICATION_HOOKS = frozenset(
         "cursor_todos",  # {todos: [{content|title, status}]} → PlanUpdated
         "cursor_task",  # {toolCallId, description, ...} → a subagent tool header
         "withdraw_request",  # {requestId} → the agent withdrew its own request ($/cancel_request)
+        "auth_status",  # {authStatus: {kind, label, detail}} → the login (codex-acp 2.x)
     }
 )
 """Named hooks a profile may bind to vendor notifications."""
 
-INFO_HOOKS = frozenset({"mode_update", "model_update", "models_update", "model_changed", "commands", "effort_metadata"})
+INFO_HOOKS = frozenset(
+    {"mode_update", "model_update", "models_update", "model_changed", "commands", "effort_metadata", "auth_status"}
+)
 """The notification hooks that only change session info (``InfoState.apply_vendor``): applied
 during the handshake too, so what an agent announces right after ``session/new`` is in ``open``'s
 info."""
@@ -70,8 +76,8 @@ REQUEST_HOOKS = frozenset(
 )
 """Named hooks a profile may bind to vendor agent→client requests."""
 
-_BUILTIN_NOTIFICATIONS = {"$/cancel_request": "withdraw_request"}
-"""Standard-track extensions every agent gets (codex-acp 2.6 withdraws its own requests)."""
+_BUILTIN_NOTIFICATIONS = {"$/cancel_request": "withdraw_request", "_auth/status_update": "auth_status"}
+"""Extensions every agent gets (codex-acp 2.6 withdraws its own requests and reports its login)."""
 
 
 @attrs.frozen
@@ -108,6 +114,7 @@ class Quirks:
     effort_prompt: EffortPrompt | None = None
     retry_spurious_cancel: bool = False
     cancel_answers_first: bool = False
+    login_proven_by_session: bool = False
 
     @classmethod
     def read(cls, quirks: Mapping[str, Any] | None) -> Quirks:
@@ -135,6 +142,7 @@ class Quirks:
             ),
             retry_spurious_cancel=j.flag(data.get("retry_spurious_cancel")),
             cancel_answers_first=j.flag(data.get("cancel_answers_first")),
+            login_proven_by_session=j.flag(data.get("login_proven_by_session")),
         )
 
 

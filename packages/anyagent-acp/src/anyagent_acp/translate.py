@@ -16,6 +16,8 @@ from typing import Any
 import attrs
 
 from anyagent import (
+    Authenticated,
+    AuthKind,
     BooleanKind,
     Cancelled,
     Capabilities,
@@ -29,6 +31,7 @@ from anyagent import (
     Failed,
     FileDiff,
     LoginMethod,
+    McpTool,
     PermissionChoice,
     PlanEntry,
     PlanEntryStatus,
@@ -53,12 +56,14 @@ __all__ = [
     "PROTOCOL_VERSION",
     "AcpCode",
     "ToolBook",
+    "auth_status",
     "capabilities",
     "commands",
     "config_from_configoptions",
     "config_from_models",
     "config_from_modes",
     "login_methods",
+    "mcp_tool",
     "permission_options",
     "permission_question",
     "plan_entries",
@@ -157,6 +162,29 @@ def login_methods(init: Mapping[str, Any], executable: Path) -> tuple[LoginMetho
             env = {k: v for k, v in j.obj(method.get("env")).items() if isinstance(v, str)}
             methods.append(TerminalLogin((str(executable), *args), name, env))
     return tuple(methods)
+
+
+_SIGNED_OUT = frozenset({"none", "unauthenticated", "logged_out", "loggedout", "signed_out", "signedout"})
+_AUTH_KINDS = {
+    "chatgpt": AuthKind.SUBSCRIPTION,
+    "chat-gpt": AuthKind.SUBSCRIPTION,
+    "chatgptauthtokens": AuthKind.SUBSCRIPTION,
+    "subscription": AuthKind.SUBSCRIPTION,
+    "apikey": AuthKind.API_KEY,
+    "api-key": AuthKind.API_KEY,
+    "api_key": AuthKind.API_KEY,
+}
+
+
+def auth_status(raw: Any) -> Authenticated | None:
+    """An ``authStatus`` object (codex-acp 2.x: in ``initialize``'s ``agentCapabilities._meta`` and
+    its ``_auth/status_update`` notification, ``{kind, label, detail}``) as proof of a login: a
+    ChatGPT login is a subscription, an API key a key, any other kind (``gateway``: a custom
+    provider) ``OTHER``. None when it proves nothing (empty, or a signed-out kind)."""
+    kind = j.text(j.obj(raw).get("kind"))
+    if not kind or kind.lower() in _SIGNED_OUT:
+        return None
+    return Authenticated(_AUTH_KINDS.get(kind.lower(), AuthKind.OTHER))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,6 +453,63 @@ def tool_input(raw_input: Any) -> ToolInput:
     )
 
 
+_MCP_NAME_KEYS = (("claudeCode", "toolName"), ("toolName",), ("tool_name",), ("name",))
+"""Where agents put a tool's own name in its ``_meta`` (claude-agent-acp: ``claudeCode.toolName``;
+qwen: ``toolName``)."""
+_MCP_PAIR_KEYS = (("server", "tool"), ("server_name", "tool_name"), ("serverName", "toolName"), ("mcp_server", "tool"))
+"""``rawInput`` (or ``_meta``) key pairs naming an MCP call's server and tool (codex: ``{server, tool, arguments}``)."""
+
+
+def _split_mcp_name(name: str, server: str) -> str | None:
+    """The tool part of ``name`` when it names a tool of ``server`` in one of the spellings agents
+    use: ``mcp__S__T`` (Claude Code, codex), ``S__T`` (gemini's qualified names), ``mcp_S_T``
+    (hermes), ``S/T``, ``S.T``, ``S:T`` and codex's title ``Tool: S/T``, or gemini's display name
+    ``T (S MCP Server)``."""
+    name = name.strip()
+    if name.startswith("Tool: "):
+        name = name[len("Tool: ") :]
+    for prefix in (f"mcp__{server}__", f"{server}__", f"mcp_{server}_", f"{server}/", f"{server}.", f"{server}:"):
+        if name.startswith(prefix) and len(name) > len(prefix):
+            tool = name[len(prefix) :]
+            return tool if not any(c.isspace() for c in tool) else None
+    suffix = f" ({server} MCP Server)"
+    if name.endswith(suffix) and len(name) > len(suffix):
+        return name[: -len(suffix)]
+    return None
+
+
+def mcp_tool(fields: Mapping[str, Any], servers: Iterable[str]) -> McpTool | None:
+    """``McpTool(server, tool)`` when a tool call names one of ``servers`` (the session's own MCP
+    servers), else None.
+
+    ACP has no field for a tool's name, so each agent says it its own way; this reads, in order:
+    a server/tool pair in ``rawInput`` or ``_meta`` (codex), the tool name in ``_meta``
+    (claude-agent-acp's ``claudeCode.toolName`` ``mcp__S__T``, qwen's ``toolName``), then the title
+    (see ``_split_mcp_name`` for the spellings). Only the session's own servers count: Claude's
+    bridge routes its built-in tools through an internal server (``mcp__acp__Write``), which stays a
+    built-in tool. A longer server name is tried before a shorter one it starts with.
+    """
+    names = sorted({s for s in servers if s}, key=len, reverse=True)
+    if not names:
+        return None
+    meta = j.obj(fields.get("_meta"))
+    for source in (j.obj(fields.get("rawInput")), meta):
+        for server_key, tool_key in _MCP_PAIR_KEYS:
+            server, tool = j.text(source.get(server_key)), j.text(source.get(tool_key))
+            if server in names and tool:
+                return McpTool(server, tool)
+    candidates = [j.text(j.path(meta, *keys)) for keys in _MCP_NAME_KEYS]
+    candidates.append(j.text(fields.get("title")))
+    for candidate in candidates:
+        if not candidate:
+            continue
+        for server in names:
+            tool = _split_mcp_name(candidate, server)
+            if tool:
+                return McpTool(server, tool)
+    return None
+
+
 def _cap(text: str) -> str:
     return text if len(text) <= OUTPUT_CAP else text[-OUTPUT_CAP:]
 
@@ -440,12 +525,17 @@ class ToolBook:
     """Cumulative tool snapshots, merged from ``tool_call``, ``tool_call_update`` and permission
     requests wherever a tool first appears (create-or-update by ``toolCallId``).
 
-    ``terminal_text`` reads the output of a client terminal a tool embeds (``{type: terminal}``).
+    ``terminal_text`` reads the output of a client terminal a tool embeds (``{type: terminal}``);
+    ``mcp_servers`` are the session's own MCP servers, whose calls get the kind ``McpTool``
+    (``mcp_tool``).
     """
 
-    def __init__(self, terminal_text: Callable[[str], str | None] | None = None) -> None:
+    def __init__(
+        self, terminal_text: Callable[[str], str | None] | None = None, mcp_servers: Iterable[str] = ()
+    ) -> None:
         self._tools: dict[str, _Tool] = {}
         self._terminal_text = terminal_text
+        self._mcp_servers = tuple(mcp_servers)
 
     def upsert(self, fields: Mapping[str, Any]) -> ToolUpdate | None:
         """Merge one partial tool description; returns the whole new snapshot (None without an id)."""
@@ -467,6 +557,11 @@ class ToolBook:
         entry = self._tools.get(tool_id)
         return entry.update if entry is not None else None
 
+    def terminals(self, tool_id: str) -> tuple[str, ...]:
+        """The client terminals ``tool_id`` embeds."""
+        entry = self._tools.get(tool_id)
+        return tuple(entry.terminals) if entry is not None else ()
+
     def clear(self) -> None:
         """Forget every tool (between turns; the engine ends those still active)."""
         self._tools.clear()
@@ -477,6 +572,9 @@ class ToolBook:
         changes: dict[str, Any] = {"raw": dict(raw)}
         if "kind" in fields:
             changes["kind"] = tool_kind(fields.get("kind"))
+        mcp = mcp_tool(raw, self._mcp_servers) if self._mcp_servers else None
+        if mcp is not None:
+            changes["kind"] = mcp
         if "status" in fields:
             changes["status"] = tool_status(fields.get("status"), current.status)
         if j.text(fields.get("title")) is not None:

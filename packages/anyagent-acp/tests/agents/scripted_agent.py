@@ -10,6 +10,8 @@ The recorded tier launches it as a real subprocess (``sys.executable scripted_ag
                      allow → fs/write_text_file, tool completed; reject → text "rejected", end_turn
     READ <path>      fs/read_text_file; replies with the content (or the error code)
     TERM             a tool running a client terminal (`printf`), output read back, released
+    TERMSTREAM       a tool running a client terminal that prints "one", "two", "three" 0.3 s apart;
+                     completed after the command exits
     TERMLONG <file>  a client terminal running `sleep 60` (its pid written to <file>), never released
     TERMGROUP <file> a client terminal whose shell (pid written to <file>) waits on a `sleep 60` child
     SLOW             40 chunks 0.05 s apart; honours session/cancel
@@ -17,6 +19,10 @@ The recorded tier launches it as a real subprocess (``sys.executable scripted_ag
     STUCK            one chunk, then never answers the prompt, whatever the client sends
     DANGLESLOW       a tool left in_progress, then SLOW's chunks (honours session/cancel)
     HOLD             a permission request that stays open until answered or cancelled
+    MCPTOOL          three tool calls naming MCP tools as agents do, for the session's first MCP
+                     server S: claude-agent-acp's `_meta.claudeCode.toolName` `mcp__S__echo`,
+                     codex's `rawInput {server: S, tool: lookup}`, and the bridge's internal
+                     `mcp__acp__Write` (a built-in edit, not an MCP call of the session)
     CHOOSE           a permission request that is a choice: allow_once "Red", allow_once "Blue",
                      reject_once "Neither"; replies "picked <optionId>" (or "picked cancelled")
     PLAN / USAGE / COMMANDS / TITLE    one such update, then text
@@ -99,6 +105,7 @@ class Scripted(Agent):  # type: ignore[misc]
         self.cancelled: dict[str, anyio.Event] = {}
         self.efforts: dict[str, str] = {}
         self.store = Path(os.environ["SCRIPTED_STORE"]) if os.environ.get("SCRIPTED_STORE") else None
+        self.mcp: dict[str, list[str]] = {}
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -139,6 +146,7 @@ class Scripted(Agent):  # type: ignore[misc]
             raise RequestError(-32000, "Authentication required", {"hint": "log in first"})
         session_id = "s-" + uuid.uuid4().hex[:8]
         self.cancelled[session_id] = anyio.Event()
+        self.mcp[session_id] = [str(getattr(server, "name", "")) for server in mcp_servers or []]
         if self.store is not None:
             servers = [s.model_dump(by_alias=True, exclude_none=True) for s in mcp_servers or []]
             (self.store / f"{session_id}.json").write_text(json.dumps({"history": [], "mcp": servers}))
@@ -250,6 +258,20 @@ class Scripted(Agent):  # type: ignore[misc]
         await self._say(sid, "listed")
         return "end_turn"
 
+    async def _do_mcptool(self, sid: str, rest: str, prompt: Any) -> str:
+        server = (self.mcp.get(sid) or ["none"])[0]
+        claude = start_tool_call("m1", "echo", kind="other", status="completed", raw_input={"text": "hi"})
+        claude.field_meta = {"claudeCode": {"toolName": f"mcp__{server}__echo"}}
+        await self._update(sid, claude)
+        codex_input = {"server": server, "tool": "lookup", "arguments": {"q": "x"}}
+        await self._update(
+            sid, start_tool_call("m2", f"Tool: {server}/lookup", status="completed", raw_input=codex_input)
+        )
+        internal = start_tool_call("m3", "Write a.txt", kind="edit", status="completed", raw_input={"file_path": "/a"})
+        internal.field_meta = {"claudeCode": {"toolName": "mcp__acp__Write"}}
+        await self._update(sid, internal)
+        return "end_turn"
+
     async def _do_duptool(self, sid: str, rest: str, prompt: Any) -> str:
         await self._update(sid, start_tool_call("d1", "Read", kind="read", raw_input={}))
         await self._update(sid, start_tool_call("d1", "Read a.txt", kind="read", raw_input={"path": "/x/a.txt"}))
@@ -291,6 +313,16 @@ class Scripted(Agent):  # type: ignore[misc]
         await self._update(sid, update_tool_call("x1", status="completed"))
         await self.conn.release_terminal(session_id=sid, terminal_id=terminal.terminal_id)
         await self._say(sid, f"exit={exit_status.exit_code} out={output.output}")
+        return "end_turn"
+
+    async def _do_termstream(self, sid: str, rest: str, prompt: Any) -> str:
+        script = "echo one; sleep 0.3; echo two; sleep 0.3; echo three"
+        terminal = await self.conn.create_terminal(session_id=sid, command="/bin/sh", args=["-c", script])
+        ref = [tool_terminal_ref(terminal.terminal_id)]
+        await self._update(sid, start_tool_call("x2", "count", kind="execute", status="in_progress", content=ref))
+        await self.conn.wait_for_terminal_exit(session_id=sid, terminal_id=terminal.terminal_id)
+        await self._update(sid, update_tool_call("x2", status="completed", content=ref))
+        await self.conn.release_terminal(session_id=sid, terminal_id=terminal.terminal_id)
         return "end_turn"
 
     async def _do_termlong(self, sid: str, rest: str, prompt: Any) -> str:

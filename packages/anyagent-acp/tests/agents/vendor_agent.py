@@ -1,7 +1,9 @@
 """A raw JSON-lines ACP agent (stdlib only) that speaks the vendor extensions real agents use.
 
-``vendor_agent.py FLAVOR [args...]`` — FLAVOR is cursor, grok, qwen, gemini, kiro, hermes, steer or
+``vendor_agent.py FLAVOR [args...]`` — FLAVOR is cursor, grok, qwen, gemini, kiro, hermes, steer,
+codex2 (reports its login in ``_auth/status_update`` after ``initialize``, as codex-acp 2.6 does) or
 plain; ``vendor_agent.py about`` answers cursor's preflight (exit 1 when ``VENDOR_LOGGED_OUT=1``).
+``VENDOR_LOGGED_OUT=1`` also makes ``session/new`` fail -32000 "Authentication required".
 The first word of a prompt picks a script (see ``SCRIPTS``). ``VENDOR_LOG`` names a file where the
 order of what the client sent is appended: one method per line, ``prompt <text>`` for each prompt,
 ``reply <id> <result>`` for each answer to one of the agent's requests, and ``early <line>`` when
@@ -102,11 +104,20 @@ def initialize(frame: dict[str, Any]) -> None:
     capabilities: dict[str, Any] = {"loadSession": False, "promptCapabilities": {}}
     if FLAVOR == "steer":
         capabilities["_meta"] = {"steering": {"supported": True}}
+    if FLAVOR == "codex2":
+        capabilities["_meta"] = {"authStatus": {}}
     result = {"protocolVersion": 1, "agentCapabilities": capabilities, "agentInfo": {"name": FLAVOR, "version": "1.0"}}
     send({"jsonrpc": "2.0", "id": frame["id"], "result": result})
+    if FLAVOR == "codex2" and os.environ.get("VENDOR_LOGGED_OUT") != "1":
+        status = {"kind": "chatgpt", "label": "ChatGPT", "detail": "dev@example.invalid"}
+        send({"jsonrpc": "2.0", "method": "_auth/status_update", "params": {"authStatus": status}})
 
 
 def new_session(frame: dict[str, Any]) -> None:
+    if os.environ.get("VENDOR_LOGGED_OUT") == "1":
+        error = {"code": -32000, "message": "Authentication required"}
+        send({"jsonrpc": "2.0", "id": frame["id"], "error": error})
+        return
     result: dict[str, Any] = {"sessionId": SESSION}
     if FLAVOR in ("grok", "kiro"):
         if FLAVOR == "kiro":

@@ -58,7 +58,7 @@ from .connection import CLOSE_GRACE, CONTROL_TIMEOUT, Connection, ExitHints, Inc
 from .launch import LaunchSpec, claude_args
 from .profile import BASE_ARGS, PROFILE
 from .prompt import prompt_content
-from .settings import Model, auth_status, commands_of, config_options, models_of
+from .settings import Model, auth_status, commands_of, config_options, models_of, own_mode
 from .tools import PLAN_TOOL
 from .translate import ControlReply, ModeSeen, SessionSeen, Translator, TurnFinished, TurnMark
 from .usage import plan_usage
@@ -205,6 +205,8 @@ class ClaudeAdapter(seam.Adapter):
 
 def _first_spec(options: SessionOptions) -> LaunchSpec:
     configuration = dict(options.configuration)
+    if "mode" in configuration:  # a portable name launches as Claude's own id
+        configuration["mode"] = own_mode(configuration["mode"])
     if options.resume_token is not None:
         return LaunchSpec(resume=options.resume_token, configuration=configuration)
     if options.fork_token is not None:
@@ -445,6 +447,7 @@ class ClaudeDriver(seam.Driver):
         elif option_id == "effort":
             reply = await self._call("apply_flag_settings", settings={"effortLevel": value})
         elif option_id == "mode":
+            value = own_mode(value)  # a portable name (accept-edits) as Claude's own id
             reply = await self._call("set_permission_mode", mode=value)
         else:
             await toolkit.refuse(self.loop.link, command, f"Claude has no setting {option_id!r}")

@@ -39,6 +39,13 @@ PROFILE = AgentProfile(
     args=BASE_ARGS,
     login=LOGIN,
     install_hint="npm install -g @anthropic-ai/claude-code",
+    # own mode id → portable name: configure("mode", "accept-edits") works as well as "acceptEdits"
+    modes={
+        "default": "default",
+        "acceptEdits": "accept-edits",
+        "plan": "plan",
+        "bypassPermissions": "bypass-permissions",
+    },
     config_home_env="CLAUDE_CONFIG_DIR",
     # what Claude Code itself reads besides ANTHROPIC_API_KEY (kept by CredentialPolicy.OWN_ONLY)
     credential_env=("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "AWS_*", "GOOGLE_APPLICATION_CREDENTIALS"),

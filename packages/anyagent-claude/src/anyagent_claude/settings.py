@@ -28,6 +28,9 @@ from anyagent import (
     Unauthenticated,
 )
 from anyagent import jsonread as j
+from anyagent.toolkit import mode_aliases
+
+from .profile import PROFILE
 
 __all__ = [
     "MODES",
@@ -37,6 +40,7 @@ __all__ = [
     "config_options",
     "default_model",
     "models_of",
+    "own_mode",
 ]
 
 MODES: tuple[tuple[str, str, str], ...] = (
@@ -49,6 +53,18 @@ MODES: tuple[tuple[str, str, str], ...] = (
 
 AUTO_MODE = ("auto", "Auto", "The model decides what needs approval")
 BYPASS_MODE = ("bypassPermissions", "Bypass permissions", "Run everything without asking (launch-time only)")
+
+
+def _mode_choices(modes: Sequence[tuple[str, str, str]]) -> tuple[ConfigChoice, ...]:
+    """The ``mode`` choices, with the portable names of ``PROFILE.modes`` as aliases."""
+    return mode_aliases((ConfigChoice(value, label, description) for value, label, description in modes), PROFILE.modes)
+
+
+def own_mode(value: ConfigValue) -> ConfigValue:
+    """Claude's own id for a portable mode name (``accept-edits`` → ``acceptEdits``, ``ask`` →
+    ``default``); any other value as it is."""
+    return SelectKind(_mode_choices([*MODES, AUTO_MODE, BYPASS_MODE])).resolve(value) or value
+
 
 _SUBSCRIPTION_TOKENS = frozenset({"claude.ai", "CLAUDE_CODE_OAUTH_TOKEN"})
 _CLOUD_PROVIDERS = frozenset({"bedrock", "vertex", "foundry"})
@@ -108,7 +124,8 @@ def config_options(
     ``effort`` follows the model (absent when it has no levels; a level the new model lacks is
     dropped), ``fast`` appears only for models that support it (a ``between_turns`` option: it
     relaunches ``claude``), ``mode`` offers ``auto`` only
-    for models that support it and ``bypassPermissions`` only when the session launched with it.
+    for models that support it and ``bypassPermissions`` only when the session launched with it;
+    its choices take the portable names too (``accept-edits``, ``ask``, …: ``PROFILE.modes``).
     """
     current: dict[str, ConfigValue] = dict(configuration)
     options: list[ConfigOption] = []
@@ -145,8 +162,9 @@ def config_options(
         modes.append(BYPASS_MODE)
     if current.get("mode") not in [value for value, _, _ in modes]:
         current["mode"] = "default"
-    mode_choices = tuple(ConfigChoice(value, label, description) for value, label, description in modes)
-    options.append(ConfigOption("mode", "Permission mode", SelectKind(mode_choices), current["mode"], True, "mode"))
+    options.append(
+        ConfigOption("mode", "Permission mode", SelectKind(_mode_choices(modes)), current["mode"], True, "mode")
+    )
     return tuple(options), current
 
 

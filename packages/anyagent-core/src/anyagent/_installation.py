@@ -127,6 +127,10 @@ class AgentProfile:
     - ``upgrade``: a richer separately-installed runtime of the same agent, preferred when found.
     - ``auth_error_hints``: text fragments that mean "logged out" in its errors.
     - ``quirks``: free-form verified facts its adapter reads.
+    - ``modes``: the agent's own ``mode`` ids → the portable mode names (``default``,
+      ``accept-edits``, ``plan``, ``bypass-permissions``; ``ask`` is ``default``'s other
+      spelling), so ``configure("mode", "accept-edits")`` works on every agent that has such a
+      mode (``anyagent.toolkit.mode_aliases``).
     """
 
     id: str = attrs.field()
@@ -142,6 +146,7 @@ class AgentProfile:
     auth_error_hints: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     quirks: Mapping[str, JSON] = attrs.field(default=None, converter=_frozen_mapping)
     credential_env: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    modes: Mapping[str, str] = attrs.field(default=None, converter=_frozen_mapping)
 
     @id.validator
     def _check_id(self, _attribute: Any, value: str) -> None:

@@ -498,11 +498,14 @@ AuthStatus = Union[Authenticated, Unauthenticated, AuthUnknown]
 
 @attrs.frozen
 class ConfigChoice:
-    """One value a select option offers."""
+    """One value a select option offers. ``aliases`` are other spellings ``configure`` takes for it
+    (the portable mode names, e.g. ``accept-edits`` for Claude Code's ``acceptEdits``); the
+    agent's own ``value`` is what the configuration reports."""
 
     value: str
     label: str = ""
     description: str | None = None
+    aliases: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
 
 
 @attrs.frozen
@@ -512,8 +515,18 @@ class SelectKind:
     choices: tuple[ConfigChoice, ...] = attrs.field(converter=_tuple)
 
     def offers(self, value: object) -> bool:
-        """True when ``value`` is one of the choices' values."""
-        return any(choice.value == value for choice in self.choices)
+        """True when ``value`` is one of the choices' values or aliases."""
+        return self.resolve(value) is not None
+
+    def resolve(self, value: object) -> str | None:
+        """The value of the choice ``value`` names (its own value first, then an alias), or None."""
+        for choice in self.choices:
+            if choice.value == value:
+                return choice.value
+        for choice in self.choices:
+            if value in choice.aliases:
+                return choice.value
+        return None
 
 
 @attrs.frozen
@@ -553,6 +566,13 @@ class ConfigOption:
         if isinstance(self.kind, BooleanKind):
             return isinstance(value, bool)
         return isinstance(value, str) and self.kind.offers(value)
+
+    def resolve(self, value: ConfigValue) -> ConfigValue:
+        """The agent's own spelling of ``value`` (a choice's value for one of its aliases);
+        ``value`` itself when it is no alias."""
+        if isinstance(self.kind, SelectKind):
+            return self.kind.resolve(value) or value
+        return value
 
 
 @attrs.frozen

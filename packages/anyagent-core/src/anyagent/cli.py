@@ -158,8 +158,11 @@ async def cmd_plugins(runtime: Runtime, args: argparse.Namespace, out: Renderer)
 
 
 def agents_markdown(runtime: Runtime) -> str:
-    """The catalog as a Markdown table: every installed profile, its wire, executable, install hint."""
-    rows = ["| agent | id | wire | executable | install |", "|---|---|---|---|---|"]
+    """The catalog as a Markdown table: every installed profile, its wire, executable, portable
+    ``mode`` values, install hint."""
+    from ._modes import describe_modes
+
+    rows = ["| agent | id | wire | executable | modes | install |", "|---|---|---|---|---|---|"]
     for profile in runtime.profiles():
         if not profile.executables:
             continue  # in-process agents (the mock) are not installable agents
@@ -167,7 +170,8 @@ def agents_markdown(runtime: Runtime) -> str:
             f", {profile.upgrade.wire} with `{profile.upgrade.executables[0]}`" if profile.upgrade else ""
         )
         hint = profile.install_hint.replace("|", "\\|")
-        rows.append(f"| {profile.name} | `{profile.id}` | {wires} | `{profile.executables[0]}` | {hint} |")
+        modes = describe_modes(profile.modes)
+        rows.append(f"| {profile.name} | `{profile.id}` | {wires} | `{profile.executables[0]}` | {modes} | {hint} |")
     return "\n".join(rows)
 
 

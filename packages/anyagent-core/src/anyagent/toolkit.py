@@ -55,6 +55,7 @@ import attrs
 from . import seam
 from ._attachments import FileTooLarge, NotRegularFile, read_attachment
 from ._errors import AgentError, ProcessExited, ProtocolFailed
+from ._modes import PORTABLE_MODES, describe_modes, mode_aliases
 from ._types import (
     JSON,
     Cancelled,
@@ -74,6 +75,7 @@ from .wire import (
 )
 
 __all__ = [
+    "PORTABLE_MODES",
     "DriverLoop",
     "FileTooLarge",
     "FrameSource",
@@ -84,6 +86,8 @@ __all__ = [
     "launch_argv",
     "launch_env",
     "launching",
+    "describe_modes",
+    "mode_aliases",
     "open_recorder",
     "read_attachment",
     "refuse",
