@@ -32,6 +32,9 @@ EXPECTED_PINS = {
     "gemini": ("@google/gemini-cli", "0.61.0"),
     "claude-agent-acp": ("@agentclientprotocol/claude-agent-acp", "0.49.0"),
     "codex-acp": ("@zed-industries/codex-acp", "0.16.0"),
+    "qwen-node22": ("@qwen-code/qwen-code", "0.24.4"),
+    "codex-acp-2": ("@agentclientprotocol/codex-acp", "2.6.0"),
+    "hermes": ("hermes-agent", "0.19.0"),
 }
 
 PROFILES = {
@@ -42,6 +45,7 @@ PROFILES = {
         "gemini": ("--acp",),
         "claude-acp": (),
         "codex-acp": (),
+        "hermes": ("acp",),
     }.items()
 }
 """Stand-in catalog profiles (the real ones come from the installed adapter packages)."""
@@ -141,7 +145,7 @@ def _config_text(*folders: Path) -> str:
         path.read_text()
         for folder in folders
         for path in folder.rglob("*")
-        if path.is_file() and path.suffix in (".json", ".toml")
+        if path.is_file() and path.suffix in (".json", ".toml", ".yaml")
     )
 
 
