@@ -148,7 +148,5 @@ class Quirks:
             ),
             retry_spurious_cancel=j.flag(data.get("retry_spurious_cancel")),
             cancel_answers_first=j.flag(data.get("cancel_answers_first")),
-            wedged_reply=(
-                WedgedReply(wedged_prefix, j.text(wedged.get("bug"), "unknown")) if wedged_prefix else None
-            ),
+            wedged_reply=(WedgedReply(wedged_prefix, j.text(wedged.get("bug"), "unknown")) if wedged_prefix else None),
         )

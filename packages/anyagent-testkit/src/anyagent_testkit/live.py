@@ -81,6 +81,7 @@ class PinnedCli:
     version_check: bool = True
     registry: str = "npm"
     extras: tuple[str, ...] = ()
+    python: str | None = None
     node: str | None = None
 
     @property
@@ -139,6 +140,7 @@ PINNED: Mapping[str, PinnedCli] = MappingProxyType(
                 version_check=False,  # `hermes --version` asks PyPI for updates; the dist-info is checked
                 registry="pypi",
                 extras=("acp",),
+                python=">=3.11,<3.14",
             ),
         )
     }
@@ -265,14 +267,22 @@ def _npm_install(cli: PinnedCli, prefix: Path) -> None:
 
 
 def _pip_install(cli: PinnedCli, prefix: Path) -> None:
-    """A fresh venv at ``prefix/venv`` (from this interpreter) with ``package[extras]==version``."""
+    """A fresh venv at ``prefix/venv`` with ``package[extras]==version``: through ``uv`` when it is
+    on PATH (an interpreter matching ``cli.python``, found or fetched by uv), else this
+    interpreter's ``venv`` and ``pip``."""
     venv = prefix / "venv"
     shutil.rmtree(venv, ignore_errors=True)
     prefix.mkdir(parents=True, exist_ok=True)
-    _run_install([sys.executable, "-m", "venv", str(venv)])
+    python = venv / "bin" / "python"
     extras = f"[{','.join(cli.extras)}]" if cli.extras else ""
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
-    _run_install([*pip, f"{cli.package}{extras}=={cli.version}"])
+    spec = f"{cli.package}{extras}=={cli.version}"
+    uv = shutil.which("uv")
+    if uv is not None:
+        _run_install([uv, "venv", "--quiet", "--python", cli.python or sys.executable, str(venv)])
+        _run_install([uv, "pip", "install", "--quiet", "--python", str(python), spec])
+        return
+    _run_install([sys.executable, "-m", "venv", str(venv)])
+    _run_install([str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", spec])
 
 
 def _run_install(argv: list[str]) -> None:
