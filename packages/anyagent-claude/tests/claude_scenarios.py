@@ -413,6 +413,32 @@ async def subagent(h: Harness) -> None:
         assert text_of(reader.seen, parent=started.id) == f"{ECHO} list the files"
 
 
+async def subagent_foreground(h: Harness) -> None:
+    """The Agent tool in the foreground (``run_in_background: false``): claude 2.1.332 sends the
+    subagent's ``task_notification`` before the Agent call's ``tool_result`` (issue 15 item 1). The
+    tool keeps kind SUBAGENT, its title and its result in its final snapshot."""
+    h.queue(
+        Reply.tool(
+            "Agent",
+            description="explore files",
+            prompt="list the files",
+            subagent_type="general-purpose",
+            run_in_background=False,
+        )
+    )
+    session, events = await h.runtime.open(h.agent, h.options())
+    reader = EventReader(events, timeout=WAIT)
+    async with session:
+        await session.prompt("use a subagent in the foreground")
+        started = (await reader.until(ToolUpdated)).kind.tool
+        assert started.kind is ToolKind.SUBAGENT and started.title == "explore files"
+        completed(await reader.turn())
+        final = [t.tool for t in kinds(reader.seen, ToolUpdated) if t.tool.id == started.id][-1]
+        assert (final.kind, final.title, final.status) == (ToolKind.SUBAGENT, "explore files", ToolStatus.COMPLETED)
+        assert final.output is not None and "list the files" in str(final.output), final.output
+        assert len(kinds(reader.seen, TurnStarted)) == 1  # a foreground subagent wakes no turn
+
+
 async def generate(h: Harness) -> None:
     """One-shot text: no tools offered, no transcript kept."""
     text = await h.runtime.generate(h.agent, h.options(), "a five-word title for: fix the parser")
@@ -456,6 +482,7 @@ SCENARIOS: dict[str, Spec] = {
     "rollback": Spec(rollback),
     "compact": Spec(compact),
     "subagent": Spec(subagent),
+    "subagent-foreground": Spec(subagent_foreground),
     "generate": Spec(generate),
     "fast-mode": Spec(fast_mode),
 }
