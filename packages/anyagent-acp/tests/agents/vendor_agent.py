@@ -67,6 +67,17 @@ def read() -> dict[str, Any] | None:
     return frame
 
 
+def next_frame() -> dict[str, Any]:
+    """The next frame (exit at end of input); a ``session/cancel`` is logged and noted."""
+    frame = read()
+    if frame is None:
+        sys.exit(0)
+    if frame.get("method") == "session/cancel":
+        log("session/cancel")
+        state["cancelled"] = True
+    return frame
+
+
 def call(method: str, params: dict[str, Any], request_id: Any = None) -> dict[str, Any]:
     """Send a request to the client and wait for its answer, noting cancels that arrive meanwhile."""
     if request_id is None:
@@ -74,12 +85,8 @@ def call(method: str, params: dict[str, Any], request_id: Any = None) -> dict[st
         request_id = state["next"]
     send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
     while True:
-        frame = read()
-        if frame is None:
-            sys.exit(0)
+        frame = next_frame()
         if frame.get("method") == "session/cancel":
-            log("session/cancel")
-            state["cancelled"] = True
             if state.get("withdraw_on_cancel"):
                 send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": request_id}})
                 return {"withdrawn": True}
@@ -332,12 +339,7 @@ def racing_cancel(rest: str, params: dict[str, Any]) -> str:
     """Hermes with a session/cancel that lands just after its model call ended: wedged."""
     say("slow")
     while not state["cancelled"]:
-        frame = read()
-        if frame is None:
-            sys.exit(0)
-        if frame.get("method") == "session/cancel":
-            log("session/cancel")
-            state["cancelled"] = True
+        next_frame()
     return WEDGE
 
 
