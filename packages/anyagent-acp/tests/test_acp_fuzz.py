@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from acpsupport import runtime
-from test_acp_live import PROFILE_IDS
+from test_acp_live import PROFILE_IDS, RECORDED
 
 from anyagent import AgentInstallation
 from anyagent_testkit.fuzz import ACP_RULES, FuzzTarget, fuzz
@@ -31,7 +31,7 @@ TARGET = FuzzTarget(
     "acp",
     ACP_RULES,
     _installation,
-    [(RECORDINGS / f"{cli_id}-A.jsonl", 1) for cli_id in sorted(PROFILE_IDS)],
+    [(RECORDINGS / f"{cli_id}-A.jsonl", 1) for cli_id in sorted(RECORDED)],
     runtime=runtime,
 )
 
@@ -47,5 +47,5 @@ async def test_fuzzed_recordings_keep_every_invariant(anyio_backend: str) -> Non
 
 async def test_unmutated_recordings_are_clean(anyio_backend: str) -> None:
     """The control: the driver replays each agent's recording whole (every recorded turn, no counter)."""
-    report = await fuzz(TARGET, frames=10**9, mutations=["none"], max_cases=len(PROFILE_IDS))
-    assert report.cases == len(PROFILE_IDS) and report.turns >= 5 * report.cases and report.clean, report.describe()
+    report = await fuzz(TARGET, frames=10**9, mutations=["none"], max_cases=len(RECORDED))
+    assert report.cases == len(RECORDED) and report.turns >= 5 * report.cases and report.clean, report.describe()

@@ -30,16 +30,37 @@ from anyagent import (
     TextDelta,
     TurnEnded,
 )
-from anyagent_testkit.events import EventReader, text_of
+from anyagent_testkit.events import EventReader, kinds, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.live]
 
 # which ids the catalog knows them by (their profiles carry the verified quirks)
-PROFILE_IDS = {"qwen": "qwen", "gemini": "gemini", "claude-agent-acp": "claude-acp", "codex-acp": "codex-acp"}
+PROFILE_IDS = {
+    "qwen": "qwen",
+    "qwen-node22": "qwen",
+    "gemini": "gemini",
+    "claude-agent-acp": "claude-acp",
+    "codex-acp": "codex-acp",
+    "codex-acp-2": "codex-acp",
+    "hermes": "hermes",
+}
+# the agents whose live scenario is committed under tests/recordings (qwen 0.24's is 0.6 MB: left out)
+RECORDED = ("qwen", "gemini", "claude-agent-acp", "codex-acp", "codex-acp-2", "hermes")
 # a mode each agent offers besides its default one
-OTHER_MODE = {"qwen": "plan", "gemini": "autoEdit", "claude-agent-acp": "plan", "codex-acp": "auto"}
-# creation-time settings: codex-acp's default mode `auto` writes in the workspace without asking
-INITIAL = {"codex-acp": {"mode": "read-only"}}
+OTHER_MODE = {
+    "qwen": "plan",
+    "qwen-node22": "plan",
+    "gemini": "autoEdit",
+    "claude-agent-acp": "plan",
+    "codex-acp": "auto",
+    "codex-acp-2": "workspace-write",
+    "hermes": "accept_edits",
+}
+# creation-time settings: codex-acp's default mode `auto` writes in the workspace without asking;
+# codex-acp 2.x's default `agent` has an LLM review commands instead of asking
+INITIAL = {"codex-acp": {"mode": "read-only"}, "codex-acp-2": {"mode": "read-only"}}
+# what makes the agent ask before a command: hermes asks only for commands on its dangerous list
+ASKING_COMMAND = {"hermes": "rm -rf ./junk_dir && "}
 TURN = 120.0
 
 
@@ -84,7 +105,9 @@ async def _permission(reader: EventReader) -> Any:
     return last.request
 
 
-@pytest.mark.parametrize("cli_id", ["qwen", "gemini", "claude-agent-acp", "codex-acp"])
+@pytest.mark.parametrize(
+    "cli_id", ["qwen", "qwen-node22", "gemini", "claude-agent-acp", "codex-acp", "codex-acp-2", "hermes"]
+)
 async def test_live_agent(cli_id: str, live_agent: Any, fake_model: Any, tmp_path: Path) -> None:
     live = live_agent(cli_id)
     agent = _installation(cli_id, live, tmp_path)
@@ -117,12 +140,14 @@ async def scenario(
 
             # permission reject: the command never runs
             marker = workspace / "rejected_marker.txt"
-            await session.prompt(f"RUN touch {marker}")
+            asking = ASKING_COMMAND.get(cli_id, "")
+            await session.prompt(f"RUN {asking}touch {marker}")
             request = await _permission(reader)
             deny = PermissionChoice.DENY_ONCE if PermissionChoice.DENY_ONCE in request.options else request.options[-1]
             await session.answer(request.id, Answer.permission(deny))
             seen = await reader.turn()
-            assert isinstance(_stop(seen), (Completed, Cancelled)) and not marker.exists()
+            # Completed even where the agent ends it `cancelled` (codex-acp): no cancel was sent
+            assert _stop(seen) == Completed() and not marker.exists(), _stop(seen)
 
             # cancel mid-stream
             await session.prompt("SLOW 40")
@@ -131,15 +156,15 @@ async def scenario(
             assert _stop(await reader.turn()) == Cancelled()
 
             # cancel with a permission pending
-            await session.prompt(f"RUN touch {workspace / 'pending_marker.txt'}")
+            await session.prompt(f"RUN {asking}touch {workspace / 'pending_marker.txt'}")
             await _permission(reader)
             await session.cancel()
             assert _stop(await reader.turn()) == Cancelled()
 
-            # the next turn after a cancel
+            # the next turn after a cancel: the model answers it (a wedged hermes 0.19 only queues it)
             await session.prompt("Say hello again.")
             seen = await reader.turn()
-            assert _stop(seen) == Completed() and text_of(seen)
+            assert _stop(seen) == Completed() and "Say hello again." in text_of(seen), text_of(seen)
 
             # set mode
             mode = OTHER_MODE[cli_id]
@@ -168,4 +193,6 @@ async def scenario(
         async with session:
             await session.prompt("Say hello once more.")
             seen = await reader.turn()
-            assert _stop(seen) == Completed() and text_of(seen)
+            assert _stop(seen) == Completed() and "Say hello once more." in text_of(seen), text_of(seen)
+            # history the agent replays while resuming (hermes) is no turn of its own
+            assert len(kinds(reader.seen, TurnEnded)) == 1 and "Say hello again." not in text_of(reader.seen)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_acp_live import PROFILE_IDS, scenario
+from test_acp_live import PROFILE_IDS, RECORDED, scenario
 
 from anyagent import AgentInstallation
 from anyagent_testkit.replay import write_replayer_shim
@@ -22,7 +22,7 @@ def _replayed(cli_id: str, phase: str, folder: Path) -> AgentInstallation:
     return AgentInstallation(id=PROFILE_IDS[cli_id], name=cli_id, executable_path=shim, wire="acp")
 
 
-@pytest.mark.parametrize("cli_id", ["qwen", "gemini", "claude-agent-acp", "codex-acp"])
+@pytest.mark.parametrize("cli_id", RECORDED)
 async def test_replayed_live_scenario(cli_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANYAGENT_ACP_RECORD", raising=False)
     first = _replayed(cli_id, "A", tmp_path)

@@ -213,9 +213,11 @@ async def test_kiro_effort_switches_by_a_hidden_prompt(tmp_path: Path) -> None:
         assert text_of(await reader.turn()) == "ok"
 
 
-async def test_hermes_cancel_answers_the_permission_before_session_cancel(
+async def test_hermes_cancel_with_a_permission_pending_leaves_it_usable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Issue 15 item 4: hermes 0.19 wedges on a session/cancel beside a pending permission (either
+    order); the answer alone cancels it, and the next prompt runs."""
     log = tmp_path / "order.log"
     monkeypatch.setenv("VENDOR_LOG", str(log))
     async with opened(tmp_path, agent=vendor_agent(tmp_path, "hermes", "hermes")) as (session, reader):
@@ -223,8 +225,36 @@ async def test_hermes_cancel_answers_the_permission_before_session_cancel(
         await reader.kind(RequestOpened)
         await session.cancel()
         assert kinds(await reader.turn(), TurnEnded)[-1].stop == Cancelled()
+        await session.prompt("hello")
+        seen = await reader.turn()
+        assert (text_of(seen), kinds(seen, TurnEnded)[-1].stop) == ("ok", Completed())
     lines = log.read_text().splitlines()
-    assert lines.index("answer session/request_permission") < lines.index("session/cancel")
+    assert "answer session/request_permission" in lines and "session/cancel" not in lines
+
+
+async def test_a_wedged_hermes_fails_its_turns_with_a_diagnostic_naming_the_bug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cancel that lands just after hermes' model call ended still wedges it: the turn that gets
+    "Queued for the next turn." fails typed, and later prompts fail without being sent."""
+    log = tmp_path / "order.log"
+    monkeypatch.setenv("VENDOR_LOG", str(log))
+    async with opened(tmp_path, agent=vendor_agent(tmp_path, "hermes", "hermes")) as (session, reader):
+        await session.prompt("RACE")
+        await reader.match(lambda e: isinstance(e.kind, TextDelta) and e.kind.text == "slow")
+        await session.cancel()
+        assert kinds(await reader.turn(), TurnEnded)[-1].stop == Cancelled()
+        await session.prompt("hello")
+        seen = await reader.turn()
+        stop = kinds(seen, TurnEnded)[-1].stop
+        assert isinstance(stop, Failed) and "wedged" in stop.message and "hermes-agent 0.19.0" in stop.message
+        diagnostic = kinds(seen, Diagnostic)[-1].diagnostic
+        assert diagnostic.code == "agent_error" and "Queued for the next turn." in diagnostic.message
+        await session.prompt("again")
+        stop = kinds(await reader.turn(), TurnEnded)[-1].stop
+        assert isinstance(stop, Failed) and "wedged" in stop.message
+    prompts = [line for line in log.read_text().splitlines() if line.startswith("prompt ")]
+    assert prompts == ["prompt RACE", "prompt hello"]
 
 
 async def test_plain_cancel_sends_session_cancel_before_answering(

@@ -8,7 +8,8 @@ scripted reply (``h.queue``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -47,6 +48,7 @@ from anyagent import (
     TextDelta,
     ToolKind,
     ToolStatus,
+    ToolUpdate,
     ToolUpdated,
     TurnEnded,
     TurnStarted,
@@ -384,19 +386,31 @@ async def compact(h: Harness) -> None:
         completed(await reader.turn())
 
 
+@asynccontextmanager
+async def _subagent_started(h: Harness, prompt: str, **extra: Any) -> AsyncIterator[tuple[EventReader, ToolUpdate]]:
+    """A session whose prompt makes the fake model call ``Agent`` (plus ``extra`` arguments), read
+    up to the subagent tool's first update, which must be a SUBAGENT titled "explore files"."""
+    h.queue(
+        Reply.tool(
+            "Agent", description="explore files", prompt="list the files", subagent_type="general-purpose", **extra
+        )
+    )
+    session, events = await h.runtime.open(h.agent, h.options())
+    reader = EventReader(events, timeout=WAIT)
+    async with session:
+        await session.prompt(prompt)
+        started = (await reader.until(ToolUpdated)).kind.tool
+        assert started.kind is ToolKind.SUBAGENT and started.title == "explore files"
+        yield reader, started
+
+
 async def subagent(h: Harness) -> None:
     """The Agent tool is a subagent; its own text carries the parent tool id; it completes.
 
     Claude runs it in the background: it may finish inside the turn or after it (then Claude may
     wake up for an agent-originated turn); both orders must read the same.
     """
-    h.queue(Reply.tool("Agent", description="explore files", prompt="list the files", subagent_type="general-purpose"))
-    session, events = await h.runtime.open(h.agent, h.options())
-    reader = EventReader(events, timeout=WAIT)
-    async with session:
-        await session.prompt("use a subagent")
-        started = (await reader.until(ToolUpdated)).kind.tool
-        assert started.kind is ToolKind.SUBAGENT and started.title == "explore files"
+    async with _subagent_started(h, "use a subagent") as (reader, started):
         turn = await reader.turn()
         completed(turn)
         assert ECHO not in text_of(turn)  # the main thread's text is its own
@@ -411,6 +425,18 @@ async def subagent(h: Harness) -> None:
         if len(kinds(reader.seen, TurnStarted)) > len(kinds(reader.seen, TurnEnded)):
             completed(await reader.turn())
         assert text_of(reader.seen, parent=started.id) == f"{ECHO} list the files"
+
+
+async def subagent_foreground(h: Harness) -> None:
+    """The Agent tool in the foreground (``run_in_background: false``): claude 2.1.332 sends the
+    subagent's ``task_notification`` before the Agent call's ``tool_result`` (issue 15 item 1). The
+    tool keeps kind SUBAGENT, its title and its result in its final snapshot."""
+    async with _subagent_started(h, "use a subagent in the foreground", run_in_background=False) as (reader, started):
+        completed(await reader.turn())
+        final = [t.tool for t in kinds(reader.seen, ToolUpdated) if t.tool.id == started.id][-1]
+        assert (final.kind, final.title, final.status) == (ToolKind.SUBAGENT, "explore files", ToolStatus.COMPLETED)
+        assert final.output is not None and "list the files" in str(final.output), final.output
+        assert len(kinds(reader.seen, TurnStarted)) == 1  # a foreground subagent wakes no turn
 
 
 async def generate(h: Harness) -> None:
@@ -456,6 +482,7 @@ SCENARIOS: dict[str, Spec] = {
     "rollback": Spec(rollback),
     "compact": Spec(compact),
     "subagent": Spec(subagent),
+    "subagent-foreground": Spec(subagent_foreground),
     "generate": Spec(generate),
     "fast-mode": Spec(fast_mode),
 }

@@ -32,6 +32,9 @@ EXPECTED_PINS = {
     "gemini": ("@google/gemini-cli", "0.61.0"),
     "claude-agent-acp": ("@agentclientprotocol/claude-agent-acp", "0.49.0"),
     "codex-acp": ("@zed-industries/codex-acp", "0.16.0"),
+    "qwen-node22": ("@qwen-code/qwen-code", "0.24.4"),
+    "codex-acp-2": ("@agentclientprotocol/codex-acp", "2.6.0"),
+    "hermes": ("hermes-agent", "0.19.0"),
 }
 
 PROFILES = {
@@ -42,6 +45,7 @@ PROFILES = {
         "gemini": ("--acp",),
         "claude-acp": (),
         "codex-acp": (),
+        "hermes": ("acp",),
     }.items()
 }
 """Stand-in catalog profiles (the real ones come from the installed adapter packages)."""
@@ -141,7 +145,7 @@ def _config_text(*folders: Path) -> str:
         path.read_text()
         for folder in folders
         for path in folder.rglob("*")
-        if path.is_file() and path.suffix in (".json", ".toml")
+        if path.is_file() and path.suffix in (".json", ".toml", ".yaml")
     )
 
 
@@ -206,3 +210,79 @@ def test_the_default_cache_is_the_repos_live_cache(tmp_path: Path, monkeypatch: 
     assert default_cache(tmp_path / "repo" / "packages" / "x") == tmp_path / "repo" / ".live-cache"
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "elsewhere"))
     assert default_cache(tmp_path / "repo") == tmp_path / "elsewhere"
+
+
+FAKE_UV = """#!/bin/sh
+# stand-in for uv: record the call, then lay out what `uv venv` / `uv pip install` would
+echo "$@" >> "{calls}"
+if [ "$1" = venv ]; then
+  eval venv=\\${{$#}}
+  mkdir -p "$venv/bin" "$venv/lib/python3.11/site-packages"
+  exit 0
+fi
+eval spec=\\${{$#}}; python="$5"; venv="$(dirname "$(dirname "$python")")"
+version="${{spec##*==}}"
+mkdir -p "$venv/lib/python3.11/site-packages/hermes_agent-$version.dist-info"
+printf '#!/bin/sh\\n' > "$venv/bin/hermes"; chmod +x "$venv/bin/hermes"
+"""
+
+
+def test_a_pypi_cli_is_installed_pinned_into_its_own_venv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    calls = tmp_path / "uv-calls.txt"
+    uv = bin_dir / "uv"
+    uv.write_text(FAKE_UV.format(calls=calls))
+    uv.chmod(uv.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    cache = tmp_path / "cache"
+    venv = cache / "hermes@0.19.0" / "venv"
+    assert installed_executable("hermes", cache) is None
+    exe = install("hermes", cache)
+    assert exe == venv / "bin" / "hermes"
+    assert install("hermes", cache) == exe  # once
+    assert calls.read_text().splitlines() == [
+        f"venv --quiet --python >=3.11,<3.14 {venv}",
+        f"pip install --quiet --python {venv / 'bin' / 'python'} hermes-agent[acp]==0.19.0",
+    ]
+    (venv / "lib" / "python3.11" / "site-packages" / "hermes_agent-0.19.0.dist-info").rename(
+        venv / "lib" / "python3.11" / "site-packages" / "hermes_agent-0.20.0.dist-info"
+    )
+    assert installed_executable("hermes", cache) is None  # another version is not the pinned one
+
+
+def test_the_hermes_recipe_points_its_config_at_the_fake_and_its_path_at_the_venv(tmp_path: Path) -> None:
+    exe = tmp_path / "venv" / "bin" / "hermes"
+    agent = prepare("hermes", "http://127.0.0.1:9", tmp_path / "root", executable=exe, profiles=PROFILES)
+    config = json.loads((Path(agent.env["HERMES_HOME"]) / "config.yaml").read_text())  # JSON is YAML
+    assert config["model"] == {
+        "provider": "custom",
+        "base_url": "http://127.0.0.1:9/v1",
+        "default": "fake-model",
+        "api_key": "sk-anyagent-fake",
+        "context_length": 128000,
+    }
+    assert agent.env["HERMES_DISABLE_LAZY_INSTALLS"] == "1"
+    assert agent.env["PATH"].split(os.pathsep)[0] == str(exe.parent)
+    assert agent.args == ("acp",)
+
+
+def test_a_cli_needing_a_newer_node_gets_npms_node_installed_beside_it_and_first_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _fake_npm(tmp_path, monkeypatch, printed="0.24.4")
+    cache = tmp_path / "cache"
+    prefix = cache / "qwen-node22@0.24.4"
+    bins = prefix / "node_modules" / ".bin"
+    with pytest.raises(LiveInstallError):  # the stand-in npm lays out no node: not installed
+        install("qwen-node22", cache)
+    assert calls.read_text().splitlines() == [
+        f"install --prefix {prefix} @qwen-code/qwen-code@0.24.4 node@22.23.3 --no-audit --no-fund"
+    ]
+    (bins / "node").write_text("#!/bin/sh\n")
+    (bins / "node").chmod(0o755)
+    assert installed_executable("qwen-node22", cache) == bins / "claude"  # the stand-in's only bin
+    agent = prepare("qwen-node22", "http://127.0.0.1:9", tmp_path / "root", executable=bins / "qwen", profiles=PROFILES)
+    assert agent.env["PATH"].split(os.pathsep)[0] == str(bins)
+    plain = prepare("qwen", "http://127.0.0.1:9", tmp_path / "plain", executable=bins / "qwen", profiles=PROFILES)
+    assert str(bins) not in plain.env["PATH"]

@@ -134,6 +134,7 @@ class _Prompt:
     denied: bool = False  # the user denied a permission during this prompt
     saw_content: bool = False
     retried: bool = False
+    said: str = ""  # the start of its agent text, kept only for the ``wedged_reply`` quirk
 
 
 @attrs.define
@@ -224,6 +225,7 @@ class AcpDriver(seam.Driver):
         self._effort: _Effort | None = None
         self._steer: _Steer | None = None
         self._late: set[int] = set()  # prompts that ended before their answer came
+        self._wedged: str | None = None  # why every prompt fails at once (the ``wedged_reply`` quirk)
         self._message: tuple[type, str] | None = None
         self._frame: Message | None = None
         self._turn_chars = 0
@@ -344,6 +346,8 @@ class AcpDriver(seam.Driver):
         prompt = self._prompt
         if prompt is not None and kind in _CONTENT_UPDATES:
             prompt.saw_content = True
+        if prompt is not None and self._quirks.wedged_reply and kind == "agent_message_chunk":
+            prompt.said = (prompt.said + j.text(j.obj(update.get("content")).get("text"), ""))[:200]
         if prompt is None and self._effort is not None and kind in _MESSAGE_CHUNKS:
             return  # the hidden /effort prompt's acknowledgement is not content
         await handler(self, update)
@@ -570,6 +574,9 @@ class AcpDriver(seam.Driver):
 
     async def _start_turn(self, value: Input, turn_id: str) -> None:
         await self.loop.send(seam.TurnAck())
+        if self._wedged is not None:  # the agent would only queue it (hermes 0.19 after a failed cancel)
+            await self.loop.send(seam.TurnEnd(Failed(self._wedged), turn_id=turn_id))
+            return
         blocks, problems = await prompt_blocks(value, self._media)
         for problem in problems:
             await self.loop.diagnostic(problem, DiagnosticCode.ATTACHMENT)
@@ -602,8 +609,10 @@ class AcpDriver(seam.Driver):
         if prompt is not None:
             prompt.cancel_requested = True
         if self._quirks.cancel_answers_first:
-            await self._book.decline_all()
-            if prompt is not None:
+            # hermes 0.19: a declined permission is a denial that ends its turn; a session/cancel
+            # beside it (either order) or while idle leaves it wedged (HERMES.md, issue 15 item 4)
+            declined = await self._book.decline_all()
+            if prompt is not None and not declined:
                 await self._notify_cancel()
         else:
             # cancel first: an agent parked on a permission must know the turn is over when it wakes
@@ -673,7 +682,22 @@ class AcpDriver(seam.Driver):
             stop = Cancelled()
         elif isinstance(stop, Cancelled):
             stop = Completed() if prompt.denied else Failed(_SELF_CANCELLED)
+        elif isinstance(stop, Completed) and (wedged := self._wedged_reason(prompt)) is not None:
+            self._wedged = wedged
+            await self.loop.diagnostic(wedged, DiagnosticCode.AGENT_ERROR, DiagnosticLevel.ERROR)
+            stop = Failed(wedged)
         await self._finish_turn(stop, prompt.turn_id)
+
+    def _wedged_reason(self, prompt: _Prompt) -> str | None:
+        """Why the agent is wedged when this prompt's reply is the ``wedged_reply`` quirk's text."""
+        wedge = self._quirks.wedged_reply
+        if wedge is None or not prompt.said.strip().startswith(wedge.prefix):
+            return None
+        return (
+            f"the agent is wedged: it answered {prompt.said.strip()!r} without running the prompt and "
+            f"will answer every later prompt so (agent bug: {wedge.bug}); open the session again "
+            "(resume) to go on"
+        )
 
     async def _finish_turn(self, stop: StopReason, turn_id: str | None = None) -> None:
         """Close the message being streamed, add cursor's estimate, then report the turn's end."""

@@ -86,10 +86,17 @@ HERMES = AgentProfile(
     extra_dirs={"any": ("~/.local/bin",), "windows": ("%LOCALAPPDATA%\\hermes\\bin",)},
     auth_error_hints=("No LLM provider configured",),
     quirks={
-        # 0.19.0 wedges when session/cancel comes before the permission answer
+        # 0.19.0 wedges when session/cancel lands outside a model call (beside a pending
+        # permission, either order, or while idle): a pending permission is cancelled by its answer
         "cancel_answers_first": True,
         # session/new fails "No LLM provider configured" when logged out (0.19.0)
         "login_proven_by_session": True,
+        # ...and should it wedge anyway, every prompt is answered at once with this text
+        "wedged_reply": {
+            "prefix": "Queued for the next turn.",
+            "bug": "hermes-agent 0.19.0 fails a cancelled run that ended without text "
+            "('NoneType' object has no attribute 'startswith') and never clears its running flag",
+        },
     },
 )
 

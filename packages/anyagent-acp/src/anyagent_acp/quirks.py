@@ -22,8 +22,15 @@ Keys a profile's ``quirks`` may hold (all optional):
   ``/effort <level>`` prompt between turns (kiro).
 - ``retry_spurious_cancel``: re-send a prompt once when it comes back ``cancelled`` with nothing
   said and no cancel of ours (kiro's cancel racing the next prompt).
-- ``cancel_answers_first``: answer pending permissions ``cancelled`` *before* ``session/cancel``
-  (hermes 0.19 wedges the other way round) and never send ``session/cancel`` while idle.
+- ``cancel_answers_first``: a cancel with permissions pending answers them ``cancelled`` and sends
+  no ``session/cancel`` (the agent takes the answer as a denial and ends its turn); without one
+  pending it sends ``session/cancel``, never while idle. Hermes 0.19 wedges when a
+  ``session/cancel`` lands anywhere but inside a model call: beside a pending permission (either
+  order) or while idle.
+- ``wedged_reply``: ``{"prefix": ..., "bug": ...}`` — a prompt answered ``end_turn`` whose agent
+  text starts with ``prefix`` means the agent is wedged (``bug`` names its bug): that turn and
+  every later one fail (``Failed`` plus an ``agent_error`` diagnostic) instead of reading as
+  completed; later prompts are not sent (hermes 0.19's "Queued for the next turn.").
 - ``login_proven_by_session``: a session the agent opens proves it is logged in (it refuses
   ``session/new`` when logged out): ``open`` reports ``Authenticated`` and ``probe_auth`` stops
   after ``session/new``.
@@ -41,7 +48,7 @@ import attrs
 
 from anyagent import jsonread as j
 
-__all__ = ["INFO_HOOKS", "NOTIFICATION_HOOKS", "REQUEST_HOOKS", "EffortPrompt", "Quirks"]
+__all__ = ["INFO_HOOKS", "NOTIFICATION_HOOKS", "REQUEST_HOOKS", "EffortPrompt", "Quirks", "WedgedReply"]
 
 NOTIFICATION_HOOKS = frozenset(
     {
@@ -88,6 +95,14 @@ class EffortPrompt:
     without: frozenset[str] = frozenset()
 
 
+@attrs.frozen
+class WedgedReply:
+    """The reply text that shows the agent is wedged, and the agent bug behind it."""
+
+    prefix: str
+    bug: str = "unknown"
+
+
 def _str_map(value: Any) -> dict[str, str]:
     return {str(k): v for k, v in j.obj(value).items() if isinstance(v, str)}
 
@@ -115,6 +130,7 @@ class Quirks:
     retry_spurious_cancel: bool = False
     cancel_answers_first: bool = False
     login_proven_by_session: bool = False
+    wedged_reply: WedgedReply | None = None
 
     @classmethod
     def read(cls, quirks: Mapping[str, Any] | None) -> Quirks:
@@ -122,6 +138,8 @@ class Quirks:
         data = dict(quirks or {})
         effort = j.obj(data.get("effort_prompt"))
         preflight = j.obj(data.get("preflight"))
+        wedged = j.obj(data.get("wedged_reply"))
+        wedged_prefix = j.text(wedged.get("prefix"))
         return cls(
             notifications=_hooks(data.get("notifications"), NOTIFICATION_HOOKS, _BUILTIN_NOTIFICATIONS),
             requests=_hooks(data.get("requests"), REQUEST_HOOKS, {}),
@@ -143,6 +161,7 @@ class Quirks:
             retry_spurious_cancel=j.flag(data.get("retry_spurious_cancel")),
             cancel_answers_first=j.flag(data.get("cancel_answers_first")),
             login_proven_by_session=j.flag(data.get("login_proven_by_session")),
+            wedged_reply=(WedgedReply(wedged_prefix, j.text(wedged.get("bug"), "unknown")) if wedged_prefix else None),
         )
 
 

@@ -8,6 +8,12 @@ The first word of a prompt picks a script (see ``SCRIPTS``). ``VENDOR_LOG`` name
 order of what the client sent is appended: one method per line, ``prompt <text>`` for each prompt,
 ``reply <id> <result>`` for each answer to one of the agent's requests, and ``early <line>`` when
 the client wrote something before the agent answered a hidden ``/effort`` prompt.
+
+The hermes flavor wedges as hermes-agent 0.19.0 does: a ``session/cancel`` that lands outside a
+model call (beside a pending permission, in either order, or while idle) fails that prompt with
+-32603 ``'NoneType' object has no attribute 'startswith'`` and every later prompt is answered at
+once "Queued for the next turn. (N queued)" with ``end_turn``. A permission answered ``cancelled``
+with no ``session/cancel`` is a denial: the turn ends ``end_turn`` and the agent stays usable.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ state: dict[str, Any] = {
     "mode": "default",
     "cancelled": False,
     "next": 100,
+    "wedged": False,  # hermes: every prompt is queued forever
+    "queued": 0,
     "pushback": [],  # lines read ahead (by the /effort script's look at what is waiting)
 }
 
@@ -61,6 +69,17 @@ def read() -> dict[str, Any] | None:
     return frame
 
 
+def next_frame() -> dict[str, Any]:
+    """The next frame (exit at end of input); a ``session/cancel`` is logged and noted."""
+    frame = read()
+    if frame is None:
+        sys.exit(0)
+    if frame.get("method") == "session/cancel":
+        log("session/cancel")
+        state["cancelled"] = True
+    return frame
+
+
 def call(method: str, params: dict[str, Any], request_id: Any = None) -> dict[str, Any]:
     """Send a request to the client and wait for its answer, noting cancels that arrive meanwhile."""
     if request_id is None:
@@ -68,12 +87,8 @@ def call(method: str, params: dict[str, Any], request_id: Any = None) -> dict[st
         request_id = state["next"]
     send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
     while True:
-        frame = read()
-        if frame is None:
-            sys.exit(0)
+        frame = next_frame()
         if frame.get("method") == "session/cancel":
-            log("session/cancel")
-            state["cancelled"] = True
             if state.get("withdraw_on_cancel"):
                 send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": request_id}})
                 return {"withdrawn": True}
@@ -185,12 +200,42 @@ def prompt(frame: dict[str, Any]) -> None:
     text = " ".join(block.get("text", "") for block in params["prompt"]).strip()
     log(f"prompt {text}")
     word, _, rest = text.partition(" ")
-    state["cancelled"] = False
-    stop = SCRIPTS.get(word, default)(rest, params)
-    if stop is None:
+    if FLAVOR == "hermes" and (state["wedged"] or state["cancelled"]):  # a stale interrupt wedges it
+        stop = queue_forever() if state["wedged"] else WEDGE
+    else:
+        state["cancelled"] = False
+        stop = SCRIPTS.get(word, default)(rest, params)
+    if stop == WEDGE:
+        state["wedged"] = True
+        error = {"code": -32603, "message": "Internal error"}
+        error["data"] = {"details": "'NoneType' object has no attribute 'startswith'"}
+        send({"jsonrpc": "2.0", "id": frame["id"], "error": error})
+    elif stop is None:
         state["late"] = frame["id"]  # answered late, when the next request arrives
     else:
         send({"jsonrpc": "2.0", "id": frame["id"], "result": {"stopReason": stop}})
+
+
+WEDGE = "wedge"  # a script's stop: the hermes wedge's error answer
+
+
+def queue_forever() -> str:
+    state["queued"] += 1
+    say(f"Queued for the next turn. ({state['queued']} queued)")
+    return "end_turn"
+
+
+def cancel_follows() -> bool:
+    """Whether a ``session/cancel`` arrives within 0.3 s (read ahead, pushed back otherwise)."""
+    ready, _, _ = select.select([sys.stdin], [], [], 0.3)
+    if not ready:
+        return False
+    line = sys.stdin.readline()
+    if '"session/cancel"' in line:
+        log("session/cancel")
+        return True
+    state["pushback"].append(line)
+    return False
 
 
 def default(rest: str, params: dict[str, Any]) -> str:
@@ -290,10 +335,23 @@ def env(rest: str, params: dict[str, Any]) -> str:
 def hold(rest: str, params: dict[str, Any]) -> str:
     answer = permission()
     outcome = answer.get("result", {}).get("outcome", {})
+    if FLAVOR == "hermes" and (state["cancelled"] or cancel_follows()):
+        return WEDGE  # the interrupt lands on the loop's next step, with no final text
+    if FLAVOR == "hermes" and outcome.get("outcome") == "cancelled":
+        say("denied")
+        return "end_turn"
     if state["cancelled"] or outcome.get("outcome") == "cancelled":
         return "cancelled"
     say("held " + str(outcome.get("optionId")))
     return "end_turn"
+
+
+def racing_cancel(rest: str, params: dict[str, Any]) -> str:
+    """Hermes with a session/cancel that lands just after its model call ended: wedged."""
+    say("slow")
+    while not state["cancelled"]:
+        next_frame()
+    return WEDGE
 
 
 def withdraw(rest: str, params: dict[str, Any]) -> str:
@@ -344,6 +402,7 @@ SCRIPTS = {
     "/effort": effort,
     "ENV": env,
     "HOLD": hold,
+    "RACE": racing_cancel,
     "WITHDRAW": withdraw,
     "DRAIN": drain,
     "STEER": steer,

@@ -1,9 +1,12 @@
-"""The live tier: the real agent CLIs, pinned, installed from npm, run offline against the fake model.
+"""The live tier: the real agent CLIs, pinned, installed from npm or PyPI, run offline against the fake model.
 
 ``PINNED`` is the one table of versions. Bump a version deliberately (edit the table, rerun
 ``nox -s live``), never implicitly: ``install`` installs exactly the pinned version with
-``npm install --prefix <cache>/<id>@<version> <package>@<version>`` (idempotent: skipped when that
-version is already there and answers ``--version``), and refuses anything else.
+``npm install --prefix <cache>/<id>@<version> <package>@<version>`` — plus a pinned Node runtime
+from npm (``node@<version>``) into the same prefix for a CLI that needs a newer Node than the
+machine's — or, for a PyPI CLI, ``pip install '<package>[extras]==<version>'`` into a venv at
+``<cache>/<id>@<version>/venv`` (idempotent: skipped when that version is already there and
+answers ``--version``), and refuses anything else.
 
 ``prepare(cli_id, fake_model_url, root)`` builds an isolated environment from scratch under
 ``root`` — HOME, XDG dirs, TMPDIR (outside every config home), the CLI's own config dir and files,
@@ -25,6 +28,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -75,6 +79,10 @@ class PinnedCli:
     profile: str | None = None
     args: tuple[str, ...] = ()
     version_check: bool = True
+    registry: str = "npm"
+    extras: tuple[str, ...] = ()
+    python: str | None = None
+    node: str | None = None
 
     @property
     def folder(self) -> str:
@@ -97,6 +105,7 @@ PINNED: Mapping[str, PinnedCli] = MappingProxyType(
             PinnedCli("opencode", "opencode-ai", "1.18.33", "opencode", args=("serve", "--hostname", "127.0.0.1")),
             PinnedCli("pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi", args=("--mode", "rpc")),
             PinnedCli("qwen", "@qwen-code/qwen-code", "0.15.10", "qwen", profile="qwen"),
+            PinnedCli("qwen-node22", "@qwen-code/qwen-code", "0.24.4", "qwen", profile="qwen", node="node@22.23.3"),
             PinnedCli("gemini", "@google/gemini-cli", "0.61.0", "gemini", profile="gemini"),
             PinnedCli(
                 "claude-agent-acp",
@@ -114,10 +123,30 @@ PINNED: Mapping[str, PinnedCli] = MappingProxyType(
                 profile="codex-acp",
                 version_check=False,
             ),
+            PinnedCli(
+                "codex-acp-2",
+                "@agentclientprotocol/codex-acp",
+                "2.6.0",
+                "codex-acp",
+                profile="codex-acp",
+                version_check=False,
+            ),
+            PinnedCli(
+                "hermes",
+                "hermes-agent",
+                "0.19.0",
+                "hermes",
+                profile="hermes",
+                version_check=False,  # `hermes --version` asks PyPI for updates; the dist-info is checked
+                registry="pypi",
+                extras=("acp",),
+                python=">=3.11,<3.14",
+            ),
         )
     }
 )
-"""Every live CLI, by id. Node 20 note: these are the newest versions that run on Node 20."""
+"""Every live CLI, by id. Node 20 note: the npm CLIs without ``node`` are the newest versions that
+run on Node 20; ``qwen-node22`` brings its own Node 22 from npm."""
 
 
 class LiveInstallError(RuntimeError):
@@ -147,6 +176,10 @@ def installed_executable(cli_id: str, cache: Path | None = None) -> Path | None:
     """The executable of the pinned version if it is installed in ``cache`` (no checks run), else None."""
     cli = _pinned(cli_id)
     prefix = (cache or default_cache()) / cli.folder
+    if cli.registry == "pypi":
+        return _venv_executable(prefix, cli)
+    if cli.node is not None and not (prefix / "node_modules" / ".bin" / "node").exists():
+        return None
     manifest = prefix / "node_modules" / cli.package / "package.json"
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
@@ -166,6 +199,16 @@ def _bin_path(prefix: Path, cli: PinnedCli, manifest: Mapping[str, Any]) -> Path
     return prefix / "node_modules" / ".bin" / name
 
 
+def _venv_executable(prefix: Path, cli: PinnedCli) -> Path | None:
+    """A PyPI CLI's executable in ``prefix/venv`` when the pinned version's dist-info is there."""
+    venv = prefix / "venv"
+    dist = cli.package.replace("-", "_").lower()
+    if not any(venv.glob(f"lib/python*/site-packages/{dist}-{cli.version}.dist-info")):
+        return None
+    exe = venv / "bin" / cli.bin
+    return exe if exe.exists() else None
+
+
 def install(cli_id: str, cache: Path | None = None, *, log: Callable[[str], None] | None = None) -> Path:
     """Install the pinned ``cli_id`` into ``cache`` (once) and return its executable.
 
@@ -181,10 +224,15 @@ def install(cli_id: str, cache: Path | None = None, *, log: Callable[[str], None
         if exe is not None and marker.exists():
             return exe
         started = time.monotonic()
-        _npm_install(cli, root / cli.folder)
+        if cli.registry == "pypi":
+            _pip_install(cli, root / cli.folder)
+        else:
+            _npm_install(cli, root / cli.folder)
         exe = installed_executable(cli_id, root)
         if exe is None:
-            raise LiveInstallError(f"npm finished but {cli.package}@{cli.version} has no '{cli.bin}' executable")
+            raise LiveInstallError(
+                f"{cli.registry} finished but {cli.package}@{cli.version} has no '{cli.bin}' executable"
+            )
         _verify(cli, exe)
         seconds = round(time.monotonic() - started, 1)
         marker.write_text(json.dumps({"package": cli.package, "version": cli.version, "seconds": seconds}) + "\n")
@@ -214,11 +262,36 @@ def _npm_install(cli: PinnedCli, prefix: Path) -> None:
     if npm is None:
         raise LiveInstallError("npm is not on PATH; the live tier needs Node.js and npm")
     prefix.mkdir(parents=True, exist_ok=True)
-    argv = [npm, "install", "--prefix", str(prefix), f"{cli.package}@{cli.version}", "--no-audit", "--no-fund"]
+    specs = [f"{cli.package}@{cli.version}", *([cli.node] if cli.node else [])]
+    _run_install([npm, "install", "--prefix", str(prefix), *specs, "--no-audit", "--no-fund"])
+
+
+def _pip_install(cli: PinnedCli, prefix: Path) -> None:
+    """A fresh venv at ``prefix/venv`` with ``package[extras]==version``: through ``uv`` when it is
+    on PATH (an interpreter matching ``cli.python``, found or fetched by uv), else this
+    interpreter's ``venv`` and ``pip``."""
+    venv = prefix / "venv"
+    shutil.rmtree(venv, ignore_errors=True)
+    prefix.mkdir(parents=True, exist_ok=True)
+    python = venv / "bin" / "python"
+    extras = f"[{','.join(cli.extras)}]" if cli.extras else ""
+    spec = f"{cli.package}{extras}=={cli.version}"
+    uv = shutil.which("uv")
+    if uv is not None:
+        _run_install([uv, "venv", "--quiet", "--python", cli.python or sys.executable, str(venv)])
+        _run_install([uv, "pip", "install", "--quiet", "--python", str(python), spec])
+        return
+    _run_install([sys.executable, "-m", "venv", str(venv)])
+    _run_install([str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", spec])
+
+
+def _run_install(argv: list[str]) -> None:
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False)
     except subprocess.TimeoutExpired as exc:
         raise LiveInstallError(f"{' '.join(argv)} took longer than {INSTALL_TIMEOUT}s") from exc
+    except OSError as exc:
+        raise LiveInstallError(f"{' '.join(argv)} did not run: {exc}") from exc
     if done.returncode != 0:
         raise LiveInstallError(f"{' '.join(argv)} failed ({done.returncode}):\n{(done.stdout + done.stderr)[-4000:]}")
 
@@ -234,7 +307,7 @@ def _verify(cli: PinnedCli, exe: Path) -> None:
                 text=True,
                 timeout=VERSION_TIMEOUT,
                 check=False,
-                env={**_base_env(Path(home)), "TMPDIR": home},
+                env={**_base_env(Path(home), _runtime_dirs(cli, exe)), "TMPDIR": home},
                 stdin=subprocess.DEVNULL,
             )
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -269,9 +342,16 @@ class LiveAgent:
         return [str(self.executable), *(self.args if protocol else ()), *extra]
 
 
-def _base_env(home: Path) -> dict[str, str]:
+def _runtime_dirs(cli: PinnedCli, exe: Path) -> tuple[Path, ...]:
+    """Folders that go first on the CLI's PATH: its own bin folder when it brings its runtime
+    (the venv of a PyPI CLI, the pinned Node of ``node``), so ``#!/usr/bin/env node`` finds it."""
+    return (exe.parent,) if cli.registry == "pypi" or cli.node else ()
+
+
+def _base_env(home: Path, first: tuple[Path, ...] = ()) -> dict[str, str]:
     node = shutil.which("node")
-    path = [str(Path(node).parent)] if node else []
+    path = [str(folder) for folder in first]
+    path += [str(Path(node).parent)] if node and str(Path(node).parent) not in path else []
     path += [entry for entry in ("/usr/local/bin", "/usr/bin", "/bin") if entry not in path]
     return {
         "PATH": os.pathsep.join(path),
@@ -333,7 +413,7 @@ def prepare(
     home, tmp, workspace, xdg = root / "home", root / "tmp", root / "workspace", root / "xdg"
     for folder in (home, tmp, workspace, *(xdg / name for name in ("config", "data", "cache", "state"))):
         folder.mkdir(parents=True, exist_ok=True)
-    env = _base_env(home)
+    env = _base_env(home, _runtime_dirs(cli, exe))
     env["TMPDIR"] = str(tmp)
     env.update({f"XDG_{name.upper()}_HOME": str(xdg / name) for name in ("config", "data", "cache", "state")})
     url = fake_model_url.rstrip("/")
@@ -499,13 +579,33 @@ def _codex_acp(layout: _Layout, url: str) -> _Configured:
     return {"CODEX_HOME": str(codex_home), "FAKE_OPENAI_KEY": FAKE_KEY}, ()
 
 
+def _hermes(layout: _Layout, url: str) -> _Configured:
+    hermes_home = layout.home / ".hermes"
+    config = {  # YAML is a superset of JSON: config.yaml written as JSON
+        "model": {
+            "provider": "custom",
+            "base_url": f"{url}/v1",
+            "default": FAKE_MODEL,
+            "api_key": FAKE_KEY,
+            "context_length": 128000,  # else a metadata lookup on openrouter.ai
+        },
+        "security": {"allow_lazy_installs": False, "tirith_enabled": False},
+        "model_catalog": {"enabled": False},
+    }
+    _write_json(hermes_home / "config.yaml", config)
+    return {"HERMES_HOME": str(hermes_home), "HERMES_DISABLE_LAZY_INSTALLS": "1"}, ()
+
+
 _CONFIGURERS: Mapping[str, Callable[[_Layout, str], _Configured]] = {
     "claude": _claude,
     "codex": _codex,
     "opencode": _opencode,
     "pi": _pi,
     "qwen": _qwen,
+    "qwen-node22": _qwen,
     "gemini": _gemini,
     "claude-agent-acp": _claude,
     "codex-acp": _codex_acp,
+    "codex-acp-2": _codex_acp,
+    "hermes": _hermes,
 }
