@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from typing import TextIO
+from typing import Protocol
 
 from ._types import (
     Cancelled,
@@ -41,7 +41,18 @@ from ._types import (
     UserMessage,
 )
 
-__all__ = ["Renderer", "describe_stop"]
+__all__ = ["Renderer", "Writer", "describe_stop"]
+
+
+class Writer(Protocol):
+    """Where a ``Renderer`` prints: a text stream, or the chat's live input screen."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def isatty(self) -> bool: ...
+
 
 _STATUS_MARK = {
     ToolStatus.PENDING: "·",
@@ -67,8 +78,8 @@ def describe_stop(stop: StopReason) -> str:
 class Renderer:
     """Prints events as a person wants to read them. Colour only on a terminal (and not NO_COLOR)."""
 
-    def __init__(self, out: TextIO | None = None, *, color: bool | None = None, show_status: bool = False) -> None:
-        self.out = out or sys.stdout
+    def __init__(self, out: Writer | None = None, *, color: bool | None = None, show_status: bool = False) -> None:
+        self.out: Writer = out or sys.stdout
         if color is None:
             color = self.out.isatty() and "NO_COLOR" not in os.environ
         self.color = color
@@ -110,6 +121,10 @@ class Renderer:
         """End any open stream, then print ``text`` on its own line."""
         self._close_stream()
         self._write(text + "\n")
+
+    def end_stream(self) -> None:
+        """End an open streamed line (before something else writes to the screen)."""
+        self._close_stream()
 
     def _close_stream(self) -> None:
         if self._open_line:
