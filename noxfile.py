@@ -19,6 +19,7 @@ TEST_DEPS = [
     "anyio[trio]>=4.4",
     "hypothesis>=6.100",
     "pexpect>=4.9",
+    "pyte>=0.8",  # the CLI's pseudo-terminal tests read the screen a person would see
     "jsonschema>=4.20",
     "rfc3339-validator>=0.1.4",
     "agent-client-protocol>=0.12,<0.13",
@@ -28,7 +29,8 @@ TEST_DEPS = [
 def _install_packages(session: nox.Session) -> None:
     args: list[str] = []
     for package in PACKAGES:
-        args += ["-e", str(package)]
+        # core with its extras: the chat input line (cli) and the HTTP+SSE wire helpers (http) are tested
+        args += ["-e", f"{package}[cli,http]" if package.name == "anyagent-core" else str(package)]
     session.install(*args)
 
 

@@ -65,6 +65,11 @@ class _LiveLines:
         self._refresh()
         return len(text)
 
+    def above(self, text: str) -> None:
+        """Print complete lines above the input line, leaving the unfinished streamed line be."""
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
     def flush(self) -> None:
         return None
 
@@ -126,7 +131,7 @@ class LiveConsole:
             return None
         if line.strip():  # the input line is erased on Enter: keep what was typed in the transcript
             asked = prompt()
-            self._out.line(asked + line if asked else self._out.cyan(f"› {line}"))
+            self._out.note(asked + line if asked else self._out.cyan(f"› {line}"))
         return line
 
     def show(self, prompt: str) -> None:

@@ -122,6 +122,15 @@ class Renderer:
         self._close_stream()
         self._write(text + "\n")
 
+    def note(self, text: str) -> None:
+        """A line of the command's own (an echo, a notice) that does not interrupt a streamed line
+        where the screen can hold both (the chat's live console prints it above); else ``line``."""
+        above = getattr(self.out, "above", None)
+        if above is not None:
+            above(text + "\n")
+        else:
+            self.line(text)
+
     def end_stream(self) -> None:
         """End an open streamed line (before something else writes to the screen)."""
         self._close_stream()

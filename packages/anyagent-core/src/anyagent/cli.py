@@ -416,9 +416,9 @@ async def _chat_line(session: Session, line: str, out: Renderer) -> None:
         else:
             delivery = await session.prompt(text)
             if isinstance(delivery.kind, Queued):
-                out.line(out.dim(_queued(delivery.kind.position)))
+                out.note(out.dim(_queued(delivery.kind.position)))
             elif isinstance(delivery.kind, Steered):
-                out.line(out.dim("(steered into the running turn)"))
+                out.note(out.dim("(steered into the running turn)"))
     except (AgentError, UsageError) as exc:
         message = exc.message if isinstance(exc, AgentError) else str(exc)
         out.line(out.yellow(f"{type(exc).__name__}: {message}"))
