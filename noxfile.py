@@ -98,6 +98,38 @@ def live(session: nox.Session) -> None:
     session.run("pytest", "-m", "live", "--live", *(session.posargs or live_dirs))
 
 
+_DIST_CHECK = """
+import sys, tarfile, zipfile, pathlib
+missing = []
+for artifact in sorted(pathlib.Path(sys.argv[1]).glob("*.*[lz]")):
+    if artifact.suffix == ".whl":
+        names = zipfile.ZipFile(artifact).namelist()
+        ok = any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    else:
+        names = tarfile.open(artifact).getnames()
+        ok = any(n.count("/") == 1 and n.endswith("/LICENSE") for n in names)
+    print(("LICENSE ok   " if ok else "LICENSE MISSING ") + artifact.name)
+    if not ok:
+        missing.append(artifact.name)
+sys.exit(1 if missing else 0)
+"""
+
+
+@nox.session
+def dist(session: nox.Session) -> None:
+    """Build every package's sdist and wheel, ``twine check`` them, and find the LICENSE inside each."""
+    session.install("build>=1.2", "twine>=5.1", "uv>=0.4")
+    out = Path(session.create_tmp()) / "dist"
+    if out.exists():
+        for old in out.iterdir():
+            old.unlink()
+    for package in PACKAGES:
+        session.run("uv", "build", "--quiet", "--out-dir", str(out), str(package))
+    artifacts = sorted(str(p) for p in out.iterdir() if p.name.endswith((".whl", ".tar.gz")))
+    session.run("twine", "check", "--strict", *artifacts)
+    session.run("python", "-c", _DIST_CHECK, str(out))
+
+
 _README_SCRIPT = """
 import re, pathlib
 from anyagent import Runtime
