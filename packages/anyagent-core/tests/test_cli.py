@@ -275,3 +275,32 @@ def test_chat_answers_a_permission_and_ctrl_c_cancels(tmp_path: Path) -> None:
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+
+
+def test_a_broken_plugin_is_reported_once_without_a_python_warning(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    info = site / "brokenplug-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "brokenplug.py").write_text("raise RuntimeError('kaput')\n")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[anyagent]\nbrokenplug = brokenplug\n")
+    env = {**os.environ, "NO_COLOR": "1", "ANYAGENT_NO_LOGIN_SHELL": "1", "PYTHONPATH": str(site)}
+    for command in (["discover"], ["plugins"], ["agents"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "anyagent.cli", *command], capture_output=True, text=True, env=env, timeout=30
+        )
+        assert result.returncode == 0, result.stderr
+        both = result.stdout + result.stderr
+        assert both.count("plugin 'brokenplug' failed to import: RuntimeError: kaput") == 1, both
+        assert "PluginWarning" not in both and ".py:" not in both
+
+
+def test_the_demo_permission_block_names_the_file_once() -> None:
+    result = cli("demo", "--yes")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("? permission: Edit "))
+    end = next(i for i, line in enumerate(lines) if "answered: allow once" in line)
+    block = lines[start:end]
+    assert sum("calc.py" in line for line in block) == 1, "\n".join(block)
+    assert "    +    return a + b" in block

@@ -121,7 +121,7 @@ def test_run_ctrl_c_at_a_permission_prompt_cancels_and_exits_at_once(tmp_path: P
     term.child.sendintr()
     assert term.exit_status(within=10) == 130  # no Enter needed: nothing is left reading stdin
     lines = term.lines()
-    assert any("withdrawn" in line for line in lines)
+    assert "(the request was withdrawn: nothing to answer any more)" in lines
     assert "— turn cancelled" in lines
 
 
@@ -142,12 +142,14 @@ def test_chat_ctrl_c_withdraws_the_prompt_and_at_idle_quits(tmp_path: Path, term
         [*text("m2", "second turn here"), {"end": COMPLETED}],
     )
     term = terminals("--mock", path, "chat", "mock", *(["--plain"] if mode == "plain" else []))
-    term.wait_for("mid-turn messages queue")
+    header = term.wait_for("mid-turn messages queue")
+    assert header[0].startswith("Mock agent in ")  # the agent a person knows, not an engine id
+    assert not any("session s1" in line for line in header)
     term.child.sendline("run the tests")
     term.wait_for(ASKED.rstrip())
     term.child.sendintr()
-    term.wait_for("(request r1 withdrawn)")
-    term.wait_for("— turn cancelled")
+    lines = term.wait_for("— turn cancelled")
+    assert "(the request was withdrawn: nothing to answer any more)" in lines  # on a line of its own
     # the next line typed is a chat prompt again, not an answer to the withdrawn question
     term.child.sendline("next please")
     lines = term.wait_for("second turn here")

@@ -28,6 +28,7 @@ class PlainConsole:
 
     def __init__(self, out: Renderer) -> None:
         self._out = out
+        self._prompt_open = False  # a question's prompt is on screen, its line not yet typed
 
     async def __aenter__(self) -> PlainConsole:
         return self
@@ -38,14 +39,20 @@ class PlainConsole:
     async def read(self, prompt: Prompt) -> str | None:
         """The next line (None at end of input). The chat prompt is not printed: output streams
         on the same screen lines; questions print their own prompt through ``show``."""
-        return await read_line("")
+        line = await read_line("")
+        self._prompt_open = False
+        return line
 
     def show(self, prompt: str) -> None:
-        """A question is now being asked: print its prompt."""
+        """A question is now being asked: print its prompt (``""``: it is no longer asked)."""
         if prompt:
             self._out.end_stream()
             sys.stdout.write(prompt)
-            sys.stdout.flush()
+            self._prompt_open = True
+        elif self._prompt_open:  # withdrawn before its answer was typed
+            sys.stdout.write("\n")
+            self._prompt_open = False
+        sys.stdout.flush()
 
 
 class _LiveLines:

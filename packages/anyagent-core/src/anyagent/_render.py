@@ -215,12 +215,15 @@ class Renderer:
                 for text_line in tool.output.rstrip().splitlines()[:12]:
                     self.line(indent + "    " + self.dim(text_line))
 
-    def diff(self, diff: FileDiff, indent: str = "    ") -> None:
-        """Print a unified diff of one file edit."""
+    def diff(self, diff: FileDiff, indent: str = "    ", *, label: bool = True) -> None:
+        """Print a unified diff of one file edit (headed by its path unless ``label`` is False)."""
         old = (diff.old_text or "").splitlines()
         new = diff.new_text.splitlines()
-        label = "new file" if diff.old_text is None else "edit"
-        self.line(f"{indent}{self.dim(f'{label}: {diff.path}')}")
+        kind = "new file" if diff.old_text is None else "edit"
+        if label:
+            self.line(f"{indent}{self.dim(f'{kind}: {diff.path}')}")
+        elif diff.old_text is None:
+            self.line(f"{indent}{self.dim(kind)}")
         for text_line in list(difflib.unified_diff(old, new, lineterm="", n=2))[2:]:
             if text_line.startswith("+"):
                 text_line = self.green(text_line)
@@ -234,16 +237,18 @@ class Renderer:
         request = opened.request
         if isinstance(request, PermissionRequest):
             tool = request.tool
-            self.line(self.yellow(f"? permission: {tool.title or tool.id}"))
-            if tool.input.command:
+            title = tool.title or tool.id
+            self.line(self.yellow(f"? permission: {title}"))
+            # each fact once: a path the title or a diff already names is not repeated
+            if tool.input.command and tool.input.command not in title:
                 self.line(f"    $ {tool.input.command}")
-            elif tool.input.path:
+            elif tool.input.path and tool.input.path not in title and not tool.diffs:
                 self.line(f"    {tool.input.path}")
             for diff in tool.diffs:
-                self.diff(diff, "    ")
+                self.diff(diff, "    ", label=diff.path not in title)
             if tool.diffs:
                 self._diffs_shown.add(tool.id)
-            if request.detail:
+            if request.detail and request.detail not in title:
                 self.line(self.dim(f"    {request.detail}"))
         elif isinstance(request, QuestionRequest):
             for question in request.questions:

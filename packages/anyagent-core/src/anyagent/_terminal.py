@@ -171,13 +171,33 @@ def _interactive() -> bool:
         return False
 
 
+_prompt_on: TextIO | None = None  # where a prompt waits for its line, if one does
+
+
+def end_prompt_line() -> None:
+    """A prompt was withdrawn before its line was typed: end its screen line, so what prints next
+    starts on a line of its own."""
+    global _prompt_on
+    if _prompt_on is not None:
+        _prompt_on.write("\n")
+        _prompt_on.flush()
+        _prompt_on = None
+
+
 async def read_line(prompt: str, *, to: TextIO | None = None) -> str | None:
     """Write ``prompt`` (to stdout, or ``to``), then read one line of stdin; None at end of input.
     Piped answers are echoed so a transcript reads like a session."""
+    global _prompt_on
     stream = to or sys.stdout
     stream.write(prompt)
     stream.flush()
-    line = await stdin_lines().read()
+    _prompt_on = stream if prompt else None
+    try:
+        line = await stdin_lines().read()
+    except anyio.get_cancelled_exc_class():
+        end_prompt_line()
+        raise
+    _prompt_on = None
     if line is not None and not _interactive():
         stream.write(line + "\n")
         stream.flush()
@@ -200,9 +220,12 @@ async def handle_request(
     quiet: bool = False,
     ask: Ask | None = None,
     report: Callable[[str, str, str], None] | None = None,
+    answering: Callable[[], None] | None = None,
 ) -> None:
     """Answer one request: allowed (first allow option / first choice) when ``auto``, else asked
-    through ``ask`` (end of input denies). ``report(request_id, answer, how)`` hears each answer."""
+    through ``ask`` (end of input denies). ``report(request_id, answer, how)`` hears each answer;
+    ``answering()`` is called once the answer is decided, before it is sent."""
+    answering = answering or (lambda: None)
     reader = ask or read_line
     ended = False
 
@@ -220,6 +243,7 @@ async def handle_request(
         else:
             choice = await ask_permission(request, out, asking)
             how = "no input to ask (pass --auto-approve to allow)" if ended else "asked"
+        answering()
         if report is not None:
             report(request.id, choice.value, how)
         elif not quiet:
@@ -234,6 +258,7 @@ async def handle_request(
             ]
         else:
             answers = await ask_question(request, out, asking)
+        answering()
         if answers is None:  # nobody to answer: the question cannot be denied, so the turn stops
             if report is not None:
                 report(request.id, "cancel_turn", "no input to answer the question")
@@ -262,6 +287,7 @@ class Requests:
         quiet: bool = False,
         report: Callable[[str, str, str], None] | None = None,
         notice: Callable[[str], None] | None = None,
+        withdraw_prompt: Callable[[], None] = end_prompt_line,
     ) -> None:
         self._session = session
         self._out = out
@@ -271,6 +297,7 @@ class Requests:
         self._quiet = quiet
         self._report = report
         self._notice = notice or (lambda text: out.line(out.dim(text)))
+        self._withdraw_prompt = withdraw_prompt
         self._lock = anyio.Lock()  # one question on screen at a time
         self._open: dict[str, anyio.CancelScope] = {}
 
@@ -280,6 +307,11 @@ class Requests:
         self._tg.start_soon(self._answer, opened, scope)
 
     async def _answer(self, opened: RequestOpened, scope: anyio.CancelScope) -> None:
+        request_id = opened.request.id
+
+        def answering() -> None:  # decided: from here on the request is not withdrawn on screen
+            self._open.pop(request_id, None)
+
         with scope:
             try:
                 async with self._lock:
@@ -291,18 +323,20 @@ class Requests:
                         quiet=self._quiet,
                         ask=self._ask,
                         report=self._report,
+                        answering=answering,
                     )
             except (InvalidRequest, SessionClosed):
                 pass  # closed while the answer was on its way: RequestClosed says so
             finally:
-                self._open.pop(opened.request.id, None)
+                self._open.pop(request_id, None)
 
     def closed(self, request_id: str) -> None:
-        """``RequestClosed``: withdraw the question if it is still being asked."""
+        """``RequestClosed``: withdraw the question if it is still waiting for its answer."""
         scope = self._open.pop(request_id, None)
         if scope is not None:
             scope.cancel()
-            self._notice(f"(request {request_id} withdrawn)")
+            self._withdraw_prompt()
+            self._notice("(the request was withdrawn: nothing to answer any more)")
 
     def withdraw_all(self) -> None:
         for request_id in list(self._open):

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 import anyio
@@ -23,6 +24,7 @@ from ._engine import Session
 from ._errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled
 from ._installation import AgentInstallation, DiscoveryReport
 from ._options import SessionOptions
+from ._registry import PluginWarning
 from ._render import Renderer
 from ._runtime import Runtime
 from ._terminal import (
@@ -374,7 +376,9 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
             await _chat_line(session, line, out)
 
     async with ui, anyio.create_task_group() as tg:
-        requests = Requests(session, out, tg, auto=args.auto_approve, ask=router.ask)
+        requests = Requests(
+            session, out, tg, auto=args.auto_approve, ask=router.ask, withdraw_prompt=lambda: ui.show("")
+        )
         tg.start_soon(consume)
         tg.start_soon(interrupts.watch, on_press)
         tg.start_soon(read_input)
@@ -521,6 +525,9 @@ async def _main(args: argparse.Namespace) -> int:
     else:
         runtime = Runtime()
     async with runtime:
+        if args.command not in ("discover", "plugins"):  # those two list them with the rest
+            for diagnostic in runtime.registry().diagnostics:
+                print(out.yellow(f"! {diagnostic.message}"), file=sys.stderr, flush=True)
         try:
             return await handler(runtime, args, out)
         except UsageError as exc:
@@ -551,6 +558,8 @@ def error_status(exc: AgentError) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``anyagent`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
+    # plugin problems are printed once, as "! ..." lines, not also as Python warnings
+    warnings.simplefilter("ignore", PluginWarning)
     try:
         status = anyio.run(_main, args)
     except KeyboardInterrupt:
