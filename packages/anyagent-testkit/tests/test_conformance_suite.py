@@ -118,7 +118,22 @@ async def _never_confirms_settings(command: seam.DriverCommand, link: seam.Drive
     return isinstance(command, seam.Configure)
 
 
+async def _streams_before_ack(command: seam.DriverCommand, link: seam.DriverLink) -> bool:
+    if isinstance(command, seam.StartTurn):
+        await link.content(text("m0", "too early"))  # the engine drops it: the turn is not acknowledged
+    return False
+
+
+async def _ends_before_ack(command: seam.DriverCommand, link: seam.DriverLink) -> bool:
+    if isinstance(command, seam.StartTurn):
+        await link.send(seam.TurnEnd(completed()))  # ignored by the engine: the turn would never end
+        return True
+    return False
+
+
 TAMPERS: dict[str, Tamper] = {
+    "streams_before_ack": _streams_before_ack,
+    "ends_before_ack": _ends_before_ack,
     "fails_tools_on_cancel": _fails_tools_on_cancel,
     "ends_tools_twice": _ends_tools_twice,
     "answers_declined_requests": _answers_declined_requests,
@@ -269,6 +284,26 @@ async def test_broken_adapters_fail_the_right_check(
     assert says in report.results[0].detail, report.summary()
     with pytest.raises(AssertionError, match=check):
         report.raise_for_failures()
+
+
+@pytest.mark.parametrize(
+    ("broken", "says"),
+    [
+        ("streams_before_ack", "sent TextDelta for turn"),
+        ("ends_before_ack", "sent TurnEnd(Completed) for turn"),
+    ],
+)
+async def test_a_contract_break_fails_fast_naming_the_cause(tmp_path: Path, broken: str, says: str) -> None:
+    """Without the watch these wait out TURN_TIMEOUT (120 s) per check with no cause given."""
+    started = anyio.current_time()
+    report = await run_adapter_conformance(MockSubject(broken), tmp_path, only=["text_turn", "handshake"])
+    assert anyio.current_time() - started < 20
+    statuses = {r.name: r for r in report.results}
+    assert statuses["handshake"].status == "passed", report.summary()  # no turn, no break
+    failed = statuses["text_turn"]
+    assert failed.status == "failed", report.summary()
+    assert failed.detail.startswith("AssertionError: contract break: the adapter " + says), failed.detail
+    assert "before its TurnAck" in failed.detail and "Send seam.TurnAck()" in failed.detail
 
 
 async def test_checks_skip_what_the_subject_cannot_stage(tmp_path: Path) -> None:
