@@ -283,8 +283,11 @@ def _present_as_public() -> None:
 
     for name in __all__:
         value = globals()[name]
-        if isinstance(value, type) and value.__module__.startswith("anyagent._") and not attrs.has(value):
-            value.__module__ = __name__
+        if not isinstance(value, type) or not value.__module__.startswith("anyagent._") or attrs.has(value):
+            continue
+        if any(attrs.has(sub) for sub in value.__subclasses__()):
+            continue  # a base of attrs values (McpServer): serialize finds its members by module
+        value.__module__ = __name__
 
 
 _present_as_public()
