@@ -342,3 +342,34 @@ def test_a_tool_left_active_after_its_turn_fails_unless_listed_as_background() -
 
 
 test_pytest_form = pytest_suite(MockSubject)
+
+
+def _watched(*steps: object) -> str | None:
+    watch = conformance._ContractWatch()
+    for step in steps:
+        if isinstance(step, (seam.StartTurn, seam.Cancel)):
+            watch.command(step)
+        else:
+            watch.event(step)
+    return watch.broken
+
+
+def test_the_contract_watch_tells_a_break_from_a_cancelled_turn_s_late_tail() -> None:
+    from anyagent import Cancelled, Input
+
+    def start(turn: str) -> seam.StartTurn:
+        return seam.StartTurn(Input.text("go"), turn)
+
+    hello = seam.Content(text("m1", "hello"))
+    end = seam.TurnEnd(completed())
+    assert _watched(start("t1"), seam.TurnAck(), hello, end, start("t2"), seam.TurnAck(), hello, end) is None
+    assert "TextDelta for turn t1 before its TurnAck" in (_watched(start("t1"), hello) or "")
+    assert "TurnEnd(Completed) for turn t2" in (_watched(start("t1"), seam.TurnAck(), end, start("t2"), end) or "")
+    # cancelled before its ack: the end needs no ack
+    assert _watched(start("t1"), seam.Cancel(), seam.TurnEnd(Cancelled())) is None
+    # t1 cancelled after its ack and still ending when t2 starts: its late content and end are t1's
+    late = [hello, seam.TurnEnd(Cancelled())]
+    assert _watched(start("t1"), seam.TurnAck(), seam.Cancel(), start("t2"), *late, seam.TurnAck(), hello, end) is None
+    # but an end stamped with the new turn's id before its ack is a break even then
+    stamped = seam.TurnEnd(completed(), turn_id="t2")
+    assert _watched(start("t1"), seam.TurnAck(), seam.Cancel(), start("t2"), stamped) is not None

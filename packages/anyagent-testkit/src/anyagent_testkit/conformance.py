@@ -265,6 +265,7 @@ class _ContractWatch:
         self._turn: str | None = None  # the turn started and not yet acknowledged
         self._settled = True  # every turn before it has sent its TurnEnd (nothing late can come)
         self._open_turn = False  # a turn was acknowledged and has not ended
+        self._cancelled = False  # the unacknowledged turn was cancelled
 
     def _break(self, message: str) -> None:
         if self.broken is None:
@@ -276,6 +277,9 @@ class _ContractWatch:
             self._settled = self._settled and not self._open_turn
             self._turn = command.turn_id
             self._open_turn = False
+            self._cancelled = False
+        elif isinstance(command, seam.Cancel) and self._turn is not None:
+            self._cancelled = True  # a turn cancelled before its ack may end without one
 
     def event(self, event: object) -> None:
         turn = self._turn
@@ -284,7 +288,10 @@ class _ContractWatch:
                 self._turn, self._open_turn = None, True
             return
         if isinstance(event, seam.TurnEnd) and event.parent_tool_id is None:
-            if turn is not None and (self._settled or event.turn_id == turn):
+            if turn is not None and self._cancelled and (self._settled or event.turn_id == turn):
+                self._turn = None  # the engine takes this end as the cancel's
+                self._settled = True
+            elif turn is not None and (self._settled or event.turn_id == turn):
                 self._break(
                     f"the adapter sent TurnEnd({type(event.stop).__name__}) for turn {turn} before its TurnAck: "
                     "the engine ignores a turn end it has not seen acknowledged, so the turn never ends. "
@@ -301,6 +308,7 @@ class _ContractWatch:
             and isinstance(event.kind, _TURN_CONTENT)
             and turn is not None
             and self._settled
+            and not self._cancelled
         ):
             self._break(
                 f"the adapter sent {type(event.kind).__name__} for turn {turn} before its TurnAck: the engine drops "
