@@ -55,8 +55,14 @@ def script(tmp_path: Path, *turns: list[dict[str, Any]]) -> str:
 class Terminal:
     """The command on a 100x30 pseudo-terminal, its output drawn on an emulated screen."""
 
-    def __init__(self, *args: str) -> None:
-        env = {**os.environ, "NO_COLOR": "1", "ANYAGENT_NO_LOGIN_SHELL": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        env = {
+            **os.environ,
+            "NO_COLOR": "1",
+            "ANYAGENT_NO_LOGIN_SHELL": "1",
+            "PROMPT_TOOLKIT_NO_CPR": "1",
+            **(env or {}),
+        }
         env.pop("PYTHONWARNINGS", None)
         self.screen = pyte.Screen(100, 30)
         self.stream = pyte.ByteStream(self.screen)
@@ -105,8 +111,8 @@ class Terminal:
 def terminals() -> Any:
     opened: list[Terminal] = []
 
-    def open_(*args: str) -> Terminal:
-        opened.append(Terminal(*args))
+    def open_(*args: str, env: dict[str, str] | None = None) -> Terminal:
+        opened.append(Terminal(*args, env=env))
         return opened[-1]
 
     yield open_
@@ -219,3 +225,18 @@ def test_importing_anyagent_imports_no_terminal_or_http_library() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_chat_without_the_cli_extra_reads_plain_lines_and_says_how_to_get_the_input_line(
+    tmp_path: Path, terminals: Any
+) -> None:
+    blocked = tmp_path / "blocked" / "prompt_toolkit"
+    blocked.mkdir(parents=True)
+    (blocked / "__init__.py").write_text("raise ImportError('not installed')\n")
+    path = script(tmp_path, [*text("m1", "plain reply"), {"end": COMPLETED}])
+    term = terminals("--mock", path, "chat", "mock", env={"PYTHONPATH": str(blocked.parent)})
+    term.wait_for("pip install 'anyagent-core[cli]' for an input line that stays below the output")
+    term.child.sendline("hi")
+    term.wait_for("— turn done")
+    term.child.sendintr()
+    assert term.exit_status(within=10) == 130

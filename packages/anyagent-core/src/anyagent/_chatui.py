@@ -151,5 +151,5 @@ def console(out: Renderer, *, plain: bool = False) -> PlainConsole | LiveConsole
         try:
             return LiveConsole(out)
         except ImportError:
-            pass
+            out.line(out.dim("(pip install 'anyagent-core[cli]' for an input line that stays below the output)"))
     return PlainConsole(out)
