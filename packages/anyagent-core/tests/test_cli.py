@@ -16,7 +16,7 @@ from anyagent import DiscoveryReport, Event, TurnEnded, serialize
 
 TEXT_TURN = {"type": "TextDelta", "message_id": "m1", "text": "hello from the mock"}
 COMPLETED = {"type": "Completed", "source": "protocol"}
-PERMISSION = {
+PERMISSION = {  # a mock script step (test_cli_terminal.py uses it too)
     "type": "RequestOpened",
     "request": {
         "type": "PermissionRequest",

@@ -15,25 +15,10 @@ from typing import Any
 import pexpect
 import pyte
 import pytest
+from test_cli import COMPLETED, PERMISSION
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pseudo-terminals")
 
-COMPLETED = {"type": "Completed", "source": "protocol"}
-PERMISSION = {
-    "type": "RequestOpened",
-    "request": {
-        "type": "PermissionRequest",
-        "id": "r1",
-        "tool": {
-            "id": "t1",
-            "kind": "execute",
-            "title": "Run make test",
-            "status": "pending",
-            "input": {"command": "make test"},
-        },
-        "options": ["allow_once", "deny_once"],
-    },
-}
 ASKED = "[1] allow once  [2] deny > "
 
 
