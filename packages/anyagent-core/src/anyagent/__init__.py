@@ -285,7 +285,8 @@ def _present_as_public() -> None:
         value = globals()[name]
         if not isinstance(value, type) or not value.__module__.startswith("anyagent._") or attrs.has(value):
             continue
-        if any(attrs.has(sub) for sub in value.__subclasses__()):
+        subclasses: list[type] = value.__subclasses__()
+        if any(attrs.has(sub) for sub in subclasses):
             continue  # a base of attrs values (McpServer): serialize finds its members by module
         value.__module__ = __name__
 
