@@ -304,3 +304,17 @@ def test_the_demo_permission_block_names_the_file_once() -> None:
     block = lines[start:end]
     assert sum("calc.py" in line for line in block) == 1, "\n".join(block)
     assert "    +    return a + b" in block
+
+
+def test_chat_with_piped_input_finishes_the_turns_it_was_given(tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path,
+        [
+            [{"emit": TEXT_TURN}, {"sleep": 0.5}, {"end": COMPLETED}],
+            [{"emit": {"type": "TextDelta", "message_id": "m2", "text": "second reply"}}, {"end": COMPLETED}],
+        ],
+    )
+    result = cli("--mock", str(script), "chat", "mock", stdin="first\nsecond\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "hello from the mock" in result.stdout and "second reply" in result.stdout
+    assert result.stdout.count("— turn done") == 2

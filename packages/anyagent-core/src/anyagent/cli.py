@@ -370,7 +370,12 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
                 continue
             if router.offer(line):
                 continue
-            if line is None or line.strip() in ("/quit", "/exit"):
+            if line is None:  # end of input (a piped script): let the work already asked for finish
+                while session.status().value != "idle" or requests.pending:
+                    await anyio.sleep(0.05)
+                interrupts.quit.set()
+                return
+            if line.strip() in ("/quit", "/exit"):
                 interrupts.quit.set()
                 return
             await _chat_line(session, line, out)
