@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -48,6 +49,28 @@ def _imports(package: Path) -> set[str]:
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
 def test_every_package_carries_the_license_and_index_metadata(package: Path) -> None:
+    _check_metadata(package)  # a new package: `python .ci/package_metadata.py` gives it all of this
+
+
+def test_the_metadata_script_gives_a_new_package_what_the_index_shows(tmp_path: Path) -> None:
+    package = tmp_path / "anyagent-newagent"
+    package.mkdir()
+    (package / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling>=1.21"]\nbuild-backend = "hatchling.build"\n\n'
+        '[project]\nname = "anyagent-newagent"\nversion = "0.1.0"\nreadme = "README.md"\n'
+        'requires-python = ">=3.10"\nlicense = "MIT"\ndependencies = ["anyagent-core>=0.1.0"]\n'
+        'classifiers = [\n    "Framework :: Trio",\n    "Typing :: Typed",\n]\n\n'
+        '[tool.hatch.build.targets.wheel]\npackages = ["src/anyagent_newagent"]\n'
+    )
+    script = ROOT / ".ci" / "package_metadata.py"
+    subprocess.run([sys.executable, str(script), str(package)], check=True, timeout=60)
+    _check_metadata(package)
+    before = (package / "pyproject.toml").read_text()
+    subprocess.run([sys.executable, str(script), str(package)], check=True, timeout=60)
+    assert (package / "pyproject.toml").read_text() == before  # idempotent
+
+
+def _check_metadata(package: Path) -> None:
     project = _project(package)
     assert (package / "LICENSE").read_text() == (ROOT / "LICENSE").read_text()
     assert project["license"] == "MIT"
