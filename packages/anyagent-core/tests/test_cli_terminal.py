@@ -151,19 +151,21 @@ def test_chat_ctrl_c_withdraws_the_prompt_and_at_idle_quits(tmp_path: Path, term
 
 
 def test_chat_second_ctrl_c_quits_while_a_turn_runs(tmp_path: Path, terminals: Any) -> None:
-    # the agent takes its time to stop: the second Ctrl-C does not wait for it
-    path = script(tmp_path, [*text("m1", "busy busy"), {"sleep": 30}, {"end": COMPLETED}])
-    term = terminals("--mock", path, "chat", "mock")
-    term.wait_for("mid-turn messages queue")
+    # an agent that never confirms a cancel (the engine would wait 10 s): the second Ctrl-C does not wait
+    path = tmp_path / "script.json"
+    turn = [*text("m1", "busy busy"), {"sleep": 30}, {"end": COMPLETED}]
+    path.write_text(json.dumps({"ignore_cancel": True, "turns": [{"steps": turn}]}))
+    term = terminals("--mock", str(path), "chat", "mock")
+    term.wait_for("›")
     term.child.sendline("go")
     term.wait_for("busy busy")
+    started = time.monotonic()
     term.child.sendintr()
-    term.wait_for("cancelling the turn")
-    term.child.sendline("again")  # a new turn starts: busy again
-    term.wait_for("busy busy", timeout=5)
+    term.wait_for("cancelling the turn (Ctrl-C again to quit)")
     term.child.sendintr()
-    term.child.sendintr()
-    assert term.exit_status(within=10) == 130
+    assert term.exit_status(within=8) == 130
+    assert time.monotonic() - started < 8
+    assert "— turn cancelled" not in term.lines()  # it quit without waiting for the turn to end
 
 
 def test_chat_input_line_stays_below_streamed_output(tmp_path: Path, terminals: Any) -> None:
