@@ -19,6 +19,7 @@ TEST_DEPS = [
     "anyio[trio]>=4.4",
     "hypothesis>=6.100",
     "pexpect>=4.9",
+    "pyte>=0.8",  # the CLI's pseudo-terminal tests read the screen a person would see
     "jsonschema>=4.20",
     "rfc3339-validator>=0.1.4",
     "agent-client-protocol>=0.12,<0.13",
@@ -28,7 +29,8 @@ TEST_DEPS = [
 def _install_packages(session: nox.Session) -> None:
     args: list[str] = []
     for package in PACKAGES:
-        args += ["-e", str(package)]
+        # core with its extras: the chat input line (cli) and the HTTP+SSE wire helpers (http) are tested
+        args += ["-e", f"{package}[cli,http]" if package.name == "anyagent-core" else str(package)]
     session.install(*args)
 
 
@@ -94,6 +96,38 @@ def live(session: nox.Session) -> None:
     session.install(*TEST_DEPS)
     live_dirs = [str(p / "tests") for p in PACKAGES if (p / "tests").exists()]
     session.run("pytest", "-m", "live", "--live", *(session.posargs or live_dirs))
+
+
+_DIST_CHECK = """
+import sys, tarfile, zipfile, pathlib
+missing = []
+for artifact in sorted(pathlib.Path(sys.argv[1]).glob("*.*[lz]")):
+    if artifact.suffix == ".whl":
+        names = zipfile.ZipFile(artifact).namelist()
+        ok = any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    else:
+        names = tarfile.open(artifact).getnames()
+        ok = any(n.count("/") == 1 and n.endswith("/LICENSE") for n in names)
+    print(("LICENSE ok   " if ok else "LICENSE MISSING ") + artifact.name)
+    if not ok:
+        missing.append(artifact.name)
+sys.exit(1 if missing else 0)
+"""
+
+
+@nox.session
+def dist(session: nox.Session) -> None:
+    """Build every package's sdist and wheel, ``twine check`` them, and find the LICENSE inside each."""
+    session.install("build>=1.2", "twine>=5.1", "uv>=0.4")
+    out = Path(session.create_tmp()) / "dist"
+    if out.exists():
+        for old in out.iterdir():
+            old.unlink()
+    for package in PACKAGES:
+        session.run("uv", "build", "--quiet", "--out-dir", str(out), str(package))
+    artifacts = sorted(str(p) for p in out.iterdir() if p.name.endswith((".whl", ".tar.gz")))
+    session.run("twine", "check", "--strict", *artifacts)
+    session.run("python", "-c", _DIST_CHECK, str(out))
 
 
 _README_SCRIPT = """

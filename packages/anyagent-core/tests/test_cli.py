@@ -16,7 +16,7 @@ from anyagent import DiscoveryReport, Event, TurnEnded, serialize
 
 TEXT_TURN = {"type": "TextDelta", "message_id": "m1", "text": "hello from the mock"}
 COMPLETED = {"type": "Completed", "source": "protocol"}
-PERMISSION = {
+PERMISSION = {  # a mock script step (test_cli_terminal.py uses it too)
     "type": "RequestOpened",
     "request": {
         "type": "PermissionRequest",
@@ -71,19 +71,51 @@ def test_probe_prints_details_and_json(tmp_path: Path) -> None:
     assert machine["mock"]["version"] == "mock"
 
 
-def test_run_json_prints_one_parseable_event_per_line(tmp_path: Path) -> None:
+def _json_lines(stdout: str) -> tuple[list[Event], list[dict[str, Any]]]:
+    events: list[Event] = []
+    answers: list[dict[str, Any]] = []
+    for line in stdout.splitlines():
+        data = json.loads(line)
+        if data.get("type") == "Answered":
+            answers.append(data)
+        else:
+            event = serialize.loads(line)
+            assert isinstance(event, Event)
+            assert serialize.dumps(event) == line
+            events.append(event)
+    return events, answers
+
+
+def test_run_json_prints_one_parseable_event_per_line_and_denies_without_auto_approve(tmp_path: Path) -> None:
     script = write_script(
         tmp_path, [[{"emit": TEXT_TURN}, {"emit": PERMISSION}, {"await_answer": True}, {"end": COMPLETED}]]
     )
     result = cli("--mock", str(script), "run", "mock", "hi", "--json")
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    events = [serialize.loads(line) for line in lines]
-    assert all(isinstance(e, Event) for e in events)
-    assert [serialize.dumps(e) for e in events] == lines
+    events, answers = _json_lines(result.stdout)
     assert [e.sequence for e in events] == list(range(1, len(events) + 1))
     assert isinstance(events[-1].kind, TurnEnded)
-    assert "RequestClosed" in result.stdout  # --json answers permissions automatically
+    # no terminal to ask and no --auto-approve: denied, and the decision is on the stream
+    assert answers == [
+        {
+            "type": "Answered",
+            "request_id": "r1",
+            "answer": "deny_once",
+            "by": "no input to ask (pass --auto-approve to allow)",
+        }
+    ]
+    assert "[1] allow once  [2] deny > " in result.stderr  # the question went to stderr, not the JSON
+
+
+def test_run_json_allows_only_with_auto_approve_by_name(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [[{"emit": PERMISSION}, {"await_answer": True}, {"end": COMPLETED}]])
+    result = cli("--mock", str(script), "run", "mock", "hi", "--json", "--auto-approve")
+    assert result.returncode == 0, result.stderr
+    _, answers = _json_lines(result.stdout)
+    assert [(a["answer"], a["by"]) for a in answers] == [("allow_once", "--auto-approve")]
+    answered = cli("--mock", str(script), "run", "mock", "hi", "--json", stdin="1\n")
+    _, answers = _json_lines(answered.stdout)
+    assert [(a["answer"], a["by"]) for a in answers] == [("allow_once", "asked")]
 
 
 def test_run_asks_for_permission_and_streams_a_turn(tmp_path: Path) -> None:
@@ -222,7 +254,7 @@ def test_chat_answers_a_permission_and_ctrl_c_cancels(tmp_path: Path) -> None:
     env = {**os.environ, "NO_COLOR": "1", "ANYAGENT_NO_LOGIN_SHELL": "1"}
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "anyagent.cli", "--mock", str(script), "chat", "mock"],
+        ["-m", "anyagent.cli", "--mock", str(script), "chat", "mock", "--plain"],
         env=env,
         encoding="utf-8",
         timeout=15,
@@ -243,3 +275,46 @@ def test_chat_answers_a_permission_and_ctrl_c_cancels(tmp_path: Path) -> None:
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+
+
+def test_a_broken_plugin_is_reported_once_without_a_python_warning(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    info = site / "brokenplug-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "brokenplug.py").write_text("raise RuntimeError('kaput')\n")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[anyagent]\nbrokenplug = brokenplug\n")
+    env = {**os.environ, "NO_COLOR": "1", "ANYAGENT_NO_LOGIN_SHELL": "1", "PYTHONPATH": str(site)}
+    for command in (["discover"], ["plugins"], ["agents"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "anyagent.cli", *command], capture_output=True, text=True, env=env, timeout=30
+        )
+        assert result.returncode == 0, result.stderr
+        both = result.stdout + result.stderr
+        assert both.count("plugin 'brokenplug' failed to import: RuntimeError: kaput") == 1, both
+        assert "PluginWarning" not in both and ".py:" not in both
+
+
+def test_the_demo_permission_block_names_the_file_once() -> None:
+    result = cli("demo", "--yes")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("? permission: Edit "))
+    end = next(i for i, line in enumerate(lines) if "answered: allow once" in line)
+    block = lines[start:end]
+    assert sum("calc.py" in line for line in block) == 1, "\n".join(block)
+    assert "    +    return a + b" in block
+
+
+def test_chat_with_piped_input_finishes_the_turns_it_was_given(tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path,
+        [
+            [{"emit": TEXT_TURN}, {"sleep": 0.5}, {"end": COMPLETED}],
+            [{"emit": {"type": "TextDelta", "message_id": "m2", "text": "second reply"}}, {"end": COMPLETED}],
+        ],
+    )
+    result = cli("--mock", str(script), "chat", "mock", stdin="first\nsecond\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "hello from the mock" in result.stdout and "second reply" in result.stdout
+    assert result.stdout.count("— turn done") == 2

@@ -37,3 +37,48 @@ def test_every_conformance_check_is_named() -> None:
     testing = _section("Testing it")
     missing = [check.__name__ for check in CHECKS if f"`{check.__name__.removeprefix('check_')}`" not in testing]
     assert missing == []
+
+
+def _python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
+
+
+def test_the_guide_says_what_a_translator_returns_and_who_bounds_the_handshake() -> None:
+    from anyagent import seam
+
+    text = GUIDE.read_text(encoding="utf-8")
+    (row,) = [line for line in text.splitlines() if line.startswith("| **the translator** |")]
+    assert "`seam.DriverEvent`" in row and "`seam.TurnAck()`" in row and "`seam.TurnEnd(stop)`" in row
+    contract = _section("The contract")
+    assert "`Runtime.open` runs `Adapter.connect` under" in contract
+    assert f"`seam.HANDSHAKE_TIMEOUT` ({seam.HANDSHAKE_TIMEOUT:g} s)" in contract
+    assert "`HandshakeTimeout`" in contract
+
+
+def test_subject_launch_in_the_guide_is_synchronous_and_never_starts_an_event_loop() -> None:
+    import ast
+    import inspect
+
+    from anyagent import AgentInstallation
+
+    launches = []
+    for block in _python_blocks():
+        for node in ast.walk(ast.parse(block)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "launch":
+                launches.append(node)
+    assert launches, "the guide shows a conformance subject"
+    for launch in launches:
+        assert isinstance(launch, ast.FunctionDef), "Subject.launch is synchronous"
+        calls = [ast.unparse(n.func) for n in ast.walk(launch) if isinstance(n, ast.Call)]
+        assert not [c for c in calls if c.endswith(("anyio.run", "discover"))], calls
+    assert 'AgentInstallation.at("tiny", shutil.which("tiny-agent"))' in _section("A complete adapter")
+    assert list(inspect.signature(AgentInstallation.at).parameters) == ["agent_id", "path"]
+
+
+def test_one_registration_style_in_the_guide_and_the_docstrings() -> None:
+    from anyagent import hookspecs, seam
+
+    shown = [GUIDE.read_text(encoding="utf-8"), seam.Adapter.__doc__ or "", hookspecs.__doc__ or ""]
+    for text in shown:
+        assert "return [" not in text
+    assert all("register.adapter(" in text for text in shown)

@@ -118,7 +118,22 @@ async def _never_confirms_settings(command: seam.DriverCommand, link: seam.Drive
     return isinstance(command, seam.Configure)
 
 
+async def _streams_before_ack(command: seam.DriverCommand, link: seam.DriverLink) -> bool:
+    if isinstance(command, seam.StartTurn):
+        await link.content(text("m0", "too early"))  # the engine drops it: the turn is not acknowledged
+    return False
+
+
+async def _ends_before_ack(command: seam.DriverCommand, link: seam.DriverLink) -> bool:
+    if isinstance(command, seam.StartTurn):
+        await link.send(seam.TurnEnd(completed()))  # ignored by the engine: the turn would never end
+        return True
+    return False
+
+
 TAMPERS: dict[str, Tamper] = {
+    "streams_before_ack": _streams_before_ack,
+    "ends_before_ack": _ends_before_ack,
     "fails_tools_on_cancel": _fails_tools_on_cancel,
     "ends_tools_twice": _ends_tools_twice,
     "answers_declined_requests": _answers_declined_requests,
@@ -271,6 +286,26 @@ async def test_broken_adapters_fail_the_right_check(
         report.raise_for_failures()
 
 
+@pytest.mark.parametrize(
+    ("broken", "says"),
+    [
+        ("streams_before_ack", "sent TextDelta for turn"),
+        ("ends_before_ack", "sent TurnEnd(Completed) for turn"),
+    ],
+)
+async def test_a_contract_break_fails_fast_naming_the_cause(tmp_path: Path, broken: str, says: str) -> None:
+    """Without the watch these wait out TURN_TIMEOUT (120 s) per check with no cause given."""
+    started = anyio.current_time()
+    report = await run_adapter_conformance(MockSubject(broken), tmp_path, only=["text_turn", "handshake"])
+    assert anyio.current_time() - started < 20
+    statuses = {r.name: r for r in report.results}
+    assert statuses["handshake"].status == "passed", report.summary()  # no turn, no break
+    failed = statuses["text_turn"]
+    assert failed.status == "failed", report.summary()
+    assert failed.detail.startswith("AssertionError: contract break: the adapter " + says), failed.detail
+    assert "before its TurnAck" in failed.detail and "Send seam.TurnAck()" in failed.detail
+
+
 async def test_checks_skip_what_the_subject_cannot_stage(tmp_path: Path) -> None:
     """No setting, no permissions, no follow-up turn, no translator: those checks skip, the rest pass."""
     report = await run_adapter_conformance(MockSubject(bare=True), tmp_path)
@@ -307,3 +342,34 @@ def test_a_tool_left_active_after_its_turn_fails_unless_listed_as_background() -
 
 
 test_pytest_form = pytest_suite(MockSubject)
+
+
+def _watched(*steps: object) -> str | None:
+    watch = conformance._ContractWatch()
+    for step in steps:
+        if isinstance(step, (seam.StartTurn, seam.Cancel)):
+            watch.command(step)
+        else:
+            watch.event(step)
+    return watch.broken
+
+
+def test_the_contract_watch_tells_a_break_from_a_cancelled_turn_s_late_tail() -> None:
+    from anyagent import Cancelled, Input
+
+    def start(turn: str) -> seam.StartTurn:
+        return seam.StartTurn(Input.text("go"), turn)
+
+    hello = seam.Content(text("m1", "hello"))
+    end = seam.TurnEnd(completed())
+    assert _watched(start("t1"), seam.TurnAck(), hello, end, start("t2"), seam.TurnAck(), hello, end) is None
+    assert "TextDelta for turn t1 before its TurnAck" in (_watched(start("t1"), hello) or "")
+    assert "TurnEnd(Completed) for turn t2" in (_watched(start("t1"), seam.TurnAck(), end, start("t2"), end) or "")
+    # cancelled before its ack: the end needs no ack
+    assert _watched(start("t1"), seam.Cancel(), seam.TurnEnd(Cancelled())) is None
+    # t1 cancelled after its ack and still ending when t2 starts: its late content and end are t1's
+    late = [hello, seam.TurnEnd(Cancelled())]
+    assert _watched(start("t1"), seam.TurnAck(), seam.Cancel(), start("t2"), *late, seam.TurnAck(), hello, end) is None
+    # but an end stamped with the new turn's id before its ack is a break even then
+    stamped = seam.TurnEnd(completed(), turn_id="t2")
+    assert _watched(start("t1"), seam.TurnAck(), seam.Cancel(), start("t2"), stamped) is not None

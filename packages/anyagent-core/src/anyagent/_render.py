@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from typing import TextIO
+from typing import Protocol
 
 from ._types import (
     Cancelled,
@@ -41,7 +41,18 @@ from ._types import (
     UserMessage,
 )
 
-__all__ = ["Renderer", "describe_stop"]
+__all__ = ["Renderer", "Writer", "describe_stop"]
+
+
+class Writer(Protocol):
+    """Where a ``Renderer`` prints: a text stream, or the chat's live input screen."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def isatty(self) -> bool: ...
+
 
 _STATUS_MARK = {
     ToolStatus.PENDING: "·",
@@ -67,8 +78,8 @@ def describe_stop(stop: StopReason) -> str:
 class Renderer:
     """Prints events as a person wants to read them. Colour only on a terminal (and not NO_COLOR)."""
 
-    def __init__(self, out: TextIO | None = None, *, color: bool | None = None, show_status: bool = False) -> None:
-        self.out = out or sys.stdout
+    def __init__(self, out: Writer | None = None, *, color: bool | None = None, show_status: bool = False) -> None:
+        self.out: Writer = out or sys.stdout
         if color is None:
             color = self.out.isatty() and "NO_COLOR" not in os.environ
         self.color = color
@@ -110,6 +121,19 @@ class Renderer:
         """End any open stream, then print ``text`` on its own line."""
         self._close_stream()
         self._write(text + "\n")
+
+    def note(self, text: str) -> None:
+        """A line of the command's own (an echo, a notice) that does not interrupt a streamed line
+        where the screen can hold both (the chat's live console prints it above); else ``line``."""
+        above = getattr(self.out, "above", None)
+        if above is not None:
+            above(text + "\n")
+        else:
+            self.line(text)
+
+    def end_stream(self) -> None:
+        """End an open streamed line (before something else writes to the screen)."""
+        self._close_stream()
 
     def _close_stream(self) -> None:
         if self._open_line:
@@ -191,12 +215,15 @@ class Renderer:
                 for text_line in tool.output.rstrip().splitlines()[:12]:
                     self.line(indent + "    " + self.dim(text_line))
 
-    def diff(self, diff: FileDiff, indent: str = "    ") -> None:
-        """Print a unified diff of one file edit."""
+    def diff(self, diff: FileDiff, indent: str = "    ", *, label: bool = True) -> None:
+        """Print a unified diff of one file edit (headed by its path unless ``label`` is False)."""
         old = (diff.old_text or "").splitlines()
         new = diff.new_text.splitlines()
-        label = "new file" if diff.old_text is None else "edit"
-        self.line(f"{indent}{self.dim(f'{label}: {diff.path}')}")
+        kind = "new file" if diff.old_text is None else "edit"
+        if label:
+            self.line(f"{indent}{self.dim(f'{kind}: {diff.path}')}")
+        elif diff.old_text is None:
+            self.line(f"{indent}{self.dim(kind)}")
         for text_line in list(difflib.unified_diff(old, new, lineterm="", n=2))[2:]:
             if text_line.startswith("+"):
                 text_line = self.green(text_line)
@@ -210,16 +237,18 @@ class Renderer:
         request = opened.request
         if isinstance(request, PermissionRequest):
             tool = request.tool
-            self.line(self.yellow(f"? permission: {tool.title or tool.id}"))
-            if tool.input.command:
+            title = tool.title or tool.id
+            self.line(self.yellow(f"? permission: {title}"))
+            # each fact once: a path the title or a diff already names is not repeated
+            if tool.input.command and tool.input.command not in title:
                 self.line(f"    $ {tool.input.command}")
-            elif tool.input.path:
+            elif tool.input.path and tool.input.path not in title and not tool.diffs:
                 self.line(f"    {tool.input.path}")
             for diff in tool.diffs:
-                self.diff(diff, "    ")
+                self.diff(diff, "    ", label=diff.path not in title)
             if tool.diffs:
                 self._diffs_shown.add(tool.id)
-            if request.detail:
+            if request.detail and request.detail not in title:
                 self.line(self.dim(f"    {request.detail}"))
         elif isinstance(request, QuestionRequest):
             for question in request.questions:

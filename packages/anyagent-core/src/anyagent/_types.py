@@ -7,6 +7,7 @@ mappings) so a value can be shared between tasks and stored without copying.
 from __future__ import annotations
 
 import enum
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -713,12 +714,13 @@ def _attribute_docs(cls: type) -> dict[str, str]:
     import itertools
     import textwrap
 
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    try:  # this module's source: ``cls.__module__`` names the package it is exported from
+        tree = ast.parse(textwrap.dedent(inspect.getsource(sys.modules[__name__])))
     except (OSError, TypeError, SyntaxError):
         return {}
     docs: dict[str, str] = {}
-    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    found = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == cls.__name__]
+    body = found[0].body if found else []
     for node, following in itertools.pairwise(body):
         if (
             isinstance(node, ast.Assign)

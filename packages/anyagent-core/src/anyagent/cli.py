@@ -10,18 +10,21 @@ Exit status of ``run``: 0 completed, 1 failed or refused, 2 bad usage, 3 agent n
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
-import signal
 import sys
+import warnings
 from collections.abc import Sequence
 
 import anyio
 
+from ._chatui import LiveConsole, PlainConsole, console
 from ._engine import Session
 from ._errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled
 from ._installation import AgentInstallation, DiscoveryReport
-from ._options import PermissionMode, SessionOptions
+from ._options import SessionOptions
+from ._registry import PluginWarning
 from ._render import Renderer
 from ._runtime import Runtime
 from ._terminal import (
@@ -31,8 +34,8 @@ from ._terminal import (
     EXIT_NOT_INSTALLED,
     EXIT_OK,
     EXIT_USAGE,
-    handle_request,
-    read_line,
+    Interrupts,
+    Requests,
     stream_turn,
     to_json,
 )
@@ -43,6 +46,7 @@ from ._types import (
     Capability,
     EnvVarLogin,
     Queued,
+    RequestClosed,
     RequestOpened,
     SelectKind,
     Steered,
@@ -71,8 +75,8 @@ def _options(args: argparse.Namespace) -> SessionOptions:
     options = SessionOptions.in_dir(getattr(args, "directory", None) or os.getcwd())
     for key, value in _parse_set(getattr(args, "set", None) or []):
         options = options.configure(key, value)
-    if getattr(args, "auto_approve", False):
-        options = options.permission_mode(PermissionMode.AUTO_APPROVE)
+    # --auto-approve is applied by the command (handle_request), not PermissionMode.AUTO_APPROVE:
+    # that way each approval still shows on screen and as an ``Answered`` line with --json
     if getattr(args, "record_wire", None):
         options = options.record_wire(args.record_wire)
     if getattr(args, "resume", None):
@@ -276,96 +280,124 @@ async def cmd_run(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> 
     session, events = await runtime.open(agent, _options(args))
     async with session:
         await session.prompt(args.prompt)
-        return await stream_turn(session, events, out, json_lines=args.json, auto=args.auto_approve or args.json)
+        return await stream_turn(session, events, out, json_lines=args.json, auto=args.auto_approve)
 
 
 class _LineRouter:
-    """The one reader of stdin in ``chat``: a line answers the pending request if there is one,
+    """The one reader of input in ``chat`` hands each line to the question being asked, if any,
     otherwise it is a chat line (prompt or slash command)."""
 
-    def __init__(self) -> None:
-        self._waiter: tuple[anyio.Event, list[str | None]] | None = None
+    def __init__(self, console: PlainConsole | LiveConsole) -> None:
+        self._console = console
+        self._waiter: tuple[anyio.Event, list[str | None], str] | None = None
+
+    def prompt(self) -> str:
+        return self._waiter[2] if self._waiter is not None else ""
 
     async def ask(self, prompt: str) -> str | None:
-        sys.stdout.write(prompt)
-        sys.stdout.flush()
         done = anyio.Event()
         box: list[str | None] = []
-        self._waiter = (done, box)
+        self._waiter = (done, box, prompt)
+        self._console.show(prompt)
         try:
             await done.wait()
         finally:
             self._waiter = None
+            self._console.show("")
         return box[0]
 
     def offer(self, line: str | None) -> bool:
         """Hand ``line`` to a waiting question; False when nobody is asking."""
         if self._waiter is None:
             return False
-        done, box = self._waiter
+        done, box, _ = self._waiter
         box.append(line)
         done.set()
         return True
+
+
+def _queued(position: int) -> str:
+    ahead = "the running turn" + (f" and {position} queued prompt{'s' if position > 1 else ''}" if position else "")
+    return f"(queued: runs after {ahead})"
 
 
 async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
     agent = (await runtime.discover()).require(args.agent)
     session, events = await runtime.open(agent, _options(args))
     steer = session.info().details.capabilities.supports(Capability.STEER)
-    out.line(
-        out.bold(f"{agent.name}")
-        + out.dim(f" — session {session.id}; mid-turn messages {'steer' if steer else 'queue'}")
-    )
+    version = f" {agent.version}" if agent.version else ""
+    directory = getattr(args, "directory", None) or os.getcwd()
+    out.line(out.bold(f"{agent.name}{version}") + out.dim(f" in {directory}"))
     out.line(
         out.dim(
-            "commands: /set OPTION VALUE, /cancel, /compact, /rollback N, /info, /quit; Ctrl-C cancels, twice quits"
+            f"mid-turn messages {'steer' if steer else 'queue'}; commands: /set OPTION VALUE, /cancel, /compact,"
+            " /rollback N, /info, /quit; Ctrl-C cancels the turn, twice (or when idle) quits"
         )
     )
-    router = _LineRouter()
-    done = anyio.Event()
+    ui = console(out, plain=args.plain)
+    router = _LineRouter(ui)
+    interrupts = Interrupts()
+    failure: list[AgentError] = []
+    status = EXIT_OK
+
+    async def on_press() -> None:
+        nonlocal status
+        busy = session.status().value != "idle" or requests.pending
+        if interrupts.press(busy=busy):
+            requests.withdraw_all()
+            out.line(out.yellow("cancelling the turn (Ctrl-C again to quit)"))
+            with contextlib.suppress(AgentError):
+                await session.cancel()
+        else:
+            status = EXIT_CANCELLED
 
     async def consume() -> None:
         try:
             async for event in events:
                 out.render(event)
                 if isinstance(event.kind, RequestOpened):
-                    await handle_request(session, event.kind, out, args.auto_approve, ask=router.ask)
+                    requests.opened(event.kind)
+                elif isinstance(event.kind, RequestClosed):
+                    requests.closed(event.kind.request_id)
         except AgentError as exc:
             out.line(out.red(f"session ended: {type(exc).__name__}: {exc.message}"))
+            failure.append(exc)
         finally:
-            done.set()
-
-    async def interrupts() -> None:
-        last = -10.0
-        with anyio.open_signal_receiver(signal.SIGINT) as signals:
-            async for _ in signals:
-                now = anyio.current_time()
-                if now - last < 2.0 or session.status().value == "idle":
-                    done.set()
-                    return
-                last = now
-                out.line(out.yellow("cancelling the turn (Ctrl-C again to quit)"))
-                await session.cancel()
+            interrupts.quit.set()
 
     async def read_input() -> None:
-        while not done.is_set():
-            line = await read_line("")
+        while not interrupts.quit.is_set():
+            try:
+                line = await ui.read(router.prompt)
+            except KeyboardInterrupt:  # the live console's Ctrl-C (the terminal is in raw mode)
+                await on_press()
+                continue
             if router.offer(line):
                 continue
-            if line is None or line.strip() in ("/quit", "/exit"):
-                done.set()
+            if line is None:  # end of input (a piped script): let the work already asked for finish
+                while session.status().value != "idle" or requests.pending:
+                    await anyio.sleep(0.05)
+                interrupts.quit.set()
+                return
+            if line.strip() in ("/quit", "/exit"):
+                interrupts.quit.set()
                 return
             await _chat_line(session, line, out)
 
-    async with anyio.create_task_group() as tg:
+    async with ui, anyio.create_task_group() as tg:
+        requests = Requests(
+            session, out, tg, auto=args.auto_approve, ask=router.ask, withdraw_prompt=lambda: ui.show("")
+        )
         tg.start_soon(consume)
-        if sys.platform != "win32":
-            tg.start_soon(interrupts)
+        tg.start_soon(interrupts.watch, on_press)
         tg.start_soon(read_input)
-        await done.wait()
-        await session.close()
+        await interrupts.quit.wait()
         tg.cancel_scope.cancel()
-    return EXIT_OK
+    with anyio.CancelScope(shield=True):
+        await session.close()
+    if failure:
+        return error_status(failure[0])
+    return status
 
 
 async def _chat_line(session: Session, line: str, out: Renderer) -> None:
@@ -397,9 +429,9 @@ async def _chat_line(session: Session, line: str, out: Renderer) -> None:
         else:
             delivery = await session.prompt(text)
             if isinstance(delivery.kind, Queued):
-                out.line(out.dim(f"(queued, position {delivery.kind.position + 1})"))
+                out.note(out.dim(_queued(delivery.kind.position)))
             elif isinstance(delivery.kind, Steered):
-                out.line(out.dim("(steered into the running turn)"))
+                out.note(out.dim("(steered into the running turn)"))
     except (AgentError, UsageError) as exc:
         message = exc.message if isinstance(exc, AgentError) else str(exc)
         out.line(out.yellow(f"{type(exc).__name__}: {message}"))
@@ -442,10 +474,23 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("agent", metavar="AGENT")
         if name == "run":
             p.add_argument("prompt", metavar="PROMPT")
-            p.add_argument("--json", action="store_true", help="one JSON event per line (anyagent.serialize)")
+            p.add_argument(
+                "--json",
+                action="store_true",
+                help='one JSON event per line (anyagent.serialize), plus one {"type": "Answered"} line per'
+                " request the command answered; questions and notices go to stderr",
+            )
         else:
             p.add_argument("--resume", metavar="TOKEN")
-        p.add_argument("--auto-approve", action="store_true", help="allow every permission request once")
+            p.add_argument(
+                "--plain", action="store_true", help="read lines from stdin without the input line (prompt_toolkit)"
+            )
+        p.add_argument(
+            "--auto-approve",
+            action="store_true",
+            help="allow every permission request (and take the first choice of every question) without asking;"
+            " without it the command asks on the terminal and denies when there is no input",
+        )
         p.add_argument("--record-wire", metavar="PATH", help="tee the raw protocol to a JSONL file")
         p.add_argument("-C", dest="directory", metavar="DIR", help="working directory for the agent")
         p.add_argument("--set", action="append", metavar="ID=VALUE", help="a config option (repeatable)")
@@ -489,27 +534,41 @@ async def _main(args: argparse.Namespace) -> int:
     else:
         runtime = Runtime()
     async with runtime:
+        if args.command not in ("discover", "plugins"):  # those two list them with the rest
+            for diagnostic in runtime.registry().diagnostics:
+                print(out.yellow(f"! {diagnostic.message}"), file=sys.stderr, flush=True)
         try:
             return await handler(runtime, args, out)
-        except NotInstalled as exc:
-            out.line(out.red(f"error: {exc.message}"))
-            return EXIT_NOT_INSTALLED
-        except AuthRequired as exc:
-            out.line(out.red(f"error: {exc.message}"))
-            for line in _login_lines(exc.login):
-                out.line(f"  {line}")
-            return EXIT_AUTH
-        except (InvalidConfiguration, UsageError) as exc:
-            out.line(out.red(f"error: {exc.message if isinstance(exc, AgentError) else exc}"))
+        except UsageError as exc:
+            out.line(out.red(f"error: {exc}"))
             return EXIT_USAGE
         except AgentError as exc:
-            out.line(out.red(f"error: {type(exc).__name__}: {exc.message}"))
-            return EXIT_AGENT_ERROR
+            if isinstance(exc, (NotInstalled, AuthRequired, InvalidConfiguration)):
+                out.line(out.red(f"error: {exc.message}"))
+            else:
+                out.line(out.red(f"error: {type(exc).__name__}: {exc.message}"))
+            if isinstance(exc, AuthRequired):
+                for line in _login_lines(exc.login):
+                    out.line(f"  {line}")
+            return error_status(exc)
+
+
+def error_status(exc: AgentError) -> int:
+    """The exit status for an error that ended ``run`` or ``chat``."""
+    if isinstance(exc, NotInstalled):
+        return EXIT_NOT_INSTALLED
+    if isinstance(exc, AuthRequired):
+        return EXIT_AUTH
+    if isinstance(exc, InvalidConfiguration):
+        return EXIT_USAGE
+    return EXIT_AGENT_ERROR
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``anyagent`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
+    # plugin problems are printed once, as "! ..." lines, not also as Python warnings
+    warnings.simplefilter("ignore", PluginWarning)
     try:
         status = anyio.run(_main, args)
     except KeyboardInterrupt:

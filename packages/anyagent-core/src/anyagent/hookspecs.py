@@ -11,7 +11,7 @@ A plugin is a module (or object) with ``@anyagent.hookimpl`` functions, named by
 
     @anyagent.hookimpl
     def anyagent_adapters(register):
-        register.adapter(MyAdapter)            # or: return [MyAdapter]
+        register.adapter(MyAdapter)
 
     @anyagent.hookimpl
     def anyagent_agents(register):

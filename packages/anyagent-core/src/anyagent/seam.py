@@ -396,7 +396,7 @@ class Driver(abc.ABC):
 class Adapter(abc.ABC):
     """Speaks one wire. Subclasses set ``wire`` and implement ``connect``.
 
-    Register it from a plugin: ``@anyagent.hookimpl def anyagent_adapters(): return [MyAdapter]``.
+    Register it from a plugin: ``@anyagent.hookimpl def anyagent_adapters(register): register.adapter(MyAdapter)``.
     """
 
     wire: ClassVar[str]

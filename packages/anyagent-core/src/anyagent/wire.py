@@ -677,7 +677,11 @@ _HTTP_NAMES = frozenset({"HttpReply", "HttpWire", "SseEvent", "SseStream"})
 def __getattr__(name: str) -> Any:
     """The HTTP+SSE helpers import httpx on first use, so stdio adapters never pay for it."""
     if name in _HTTP_NAMES:
-        from . import _httpwire
-
+        try:
+            from . import _httpwire
+        except ImportError as exc:  # httpx is an extra: stdio-only installs do not carry it
+            raise ImportError(
+                f"anyagent.wire.{name} needs httpx and httpx-sse: pip install 'anyagent-core[http]'", name=exc.name
+            ) from exc
         return getattr(_httpwire, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,6 +44,7 @@ option, no ``translate`` hook) or the subject stages no ``follow_up`` turn they 
 
 from __future__ import annotations
 
+import contextvars
 import enum
 import functools
 import os
@@ -51,7 +52,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import anyio
 import attrs
@@ -60,7 +61,9 @@ from anyagent import (
     AgentDetails,
     AgentError,
     AgentInstallation,
+    AgentProfile,
     Answer,
+    AuthStatus,
     BooleanKind,
     Cancelled,
     Capability,
@@ -76,6 +79,8 @@ from anyagent import (
     MessageEnded,
     PermissionChoice,
     PermissionRequest,
+    PlanUpdated,
+    PlanUsage,
     PromptOrigin,
     QuestionAnswer,
     QuestionRequest,
@@ -93,12 +98,14 @@ from anyagent import (
     Started,
     StatusChanged,
     TextDelta,
+    ToolOutputDelta,
     ToolStatus,
     ToolUpdate,
     ToolUpdated,
     TurnEnded,
     TurnStarted,
     UnsupportedFeature,
+    seam,
 )
 
 __all__ = [
@@ -241,8 +248,201 @@ class _Checked:
         return event
 
 
+# ---------------------------------------------------------------------------------------------
+# the contract watch: what the adapter sends the engine, held to the contract as it is sent, so a
+# break fails its check at once, naming the cause, instead of a turn that never ends (the engine
+# drops what breaks the contract, e.g. content before TurnAck, and the check would time out).
+
+_TURN_CONTENT = (TextDelta, ReasoningDelta, MessageEnded, ToolUpdated, ToolOutputDelta, RequestOpened, PlanUpdated)
+
+
+class _ContractWatch:
+    """Follows one session's commands and driver events; ``broken`` is the first break seen."""
+
+    def __init__(self) -> None:
+        self.broken: str | None = None
+        self.broke = anyio.Event()
+        self._turn: str | None = None  # the turn started and not yet acknowledged
+        self._settled = True  # every turn before it has sent its TurnEnd (nothing late can come)
+        self._open_turn = False  # a turn was acknowledged and has not ended
+        self._cancelled = False  # the unacknowledged turn was cancelled
+
+    def _break(self, message: str) -> None:
+        if self.broken is None:
+            self.broken = message
+            self.broke.set()
+
+    def command(self, command: object) -> None:
+        if isinstance(command, seam.StartTurn):
+            self._settled = self._settled and not self._open_turn
+            self._turn = command.turn_id
+            self._open_turn = False
+            self._cancelled = False
+        elif isinstance(command, seam.Cancel) and self._turn is not None:
+            self._cancelled = True  # a turn cancelled before its ack may end without one
+
+    def event(self, event: object) -> None:
+        turn = self._turn
+        if isinstance(event, seam.TurnAck):
+            if turn is not None:
+                self._turn, self._open_turn = None, True
+            return
+        if isinstance(event, seam.TurnEnd) and event.parent_tool_id is None:
+            if turn is not None and self._cancelled and (self._settled or event.turn_id == turn):
+                self._turn = None  # the engine takes this end as the cancel's
+                self._settled = True
+            elif turn is not None and (self._settled or event.turn_id == turn):
+                self._break(
+                    f"the adapter sent TurnEnd({type(event.stop).__name__}) for turn {turn} before its TurnAck: "
+                    "the engine ignores a turn end it has not seen acknowledged, so the turn never ends. "
+                    "Send seam.TurnAck() as soon as the agent accepts the prompt, before anything of the turn"
+                )
+            elif turn is not None:
+                self._settled = True  # the previous (cancelled) turn's own late end
+            else:
+                self._open_turn = False
+                self._settled = True
+            return
+        if (
+            isinstance(event, seam.Content)
+            and isinstance(event.kind, _TURN_CONTENT)
+            and turn is not None
+            and self._settled
+            and not self._cancelled
+        ):
+            self._break(
+                f"the adapter sent {type(event.kind).__name__} for turn {turn} before its TurnAck: the engine drops "
+                "a turn's content until the turn is acknowledged (it takes it for the previous turn's tail). "
+                "Send seam.TurnAck() as soon as the agent accepts the prompt, before anything of the turn"
+            )
+
+
+_WATCH: contextvars.ContextVar[_ContractWatch | None] = contextvars.ContextVar("_WATCH", default=None)
+
+
+class _WatchedCommands:
+    """``link.commands`` as the driver reads it, each command shown to the watch first."""
+
+    def __init__(self, inner: Any, watch: _ContractWatch) -> None:
+        self._inner = inner
+        self._watch = watch
+
+    async def receive(self) -> seam.DriverCommand:
+        command: seam.DriverCommand = await self._inner.receive()
+        self._watch.command(command)
+        return command
+
+    def receive_nowait(self) -> seam.DriverCommand:
+        command: seam.DriverCommand = self._inner.receive_nowait()
+        self._watch.command(command)
+        return command
+
+    def __aiter__(self) -> _WatchedCommands:
+        return self
+
+    async def __anext__(self) -> seam.DriverCommand:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class _WatchedLink(seam.DriverLink):
+    def __init__(self, link: seam.DriverLink, watch: _ContractWatch) -> None:
+        super().__init__(cast(Any, _WatchedCommands(link.commands, watch)), link._events)
+        self._watch = watch
+
+    async def send(self, event: seam.DriverEvent) -> None:
+        self._watch.event(event)
+        await super().send(event)
+
+
+class _WatchedDriver(seam.Driver):
+    def __init__(self, driver: seam.Driver, watch: _ContractWatch) -> None:
+        self._driver = driver
+        self._watch = watch
+        self.info = driver.info
+
+    async def run(self, link: seam.DriverLink) -> None:
+        await self._driver.run(_WatchedLink(link, self._watch))
+
+    async def aclose(self) -> None:
+        await self._driver.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._driver, name)
+
+
+class _WatchedAdapter(seam.Adapter):
+    wire = ""
+
+    def __init__(self, adapter: seam.Adapter) -> None:
+        self._adapter = adapter
+        self.wire = adapter.wire  # type: ignore[misc]
+
+    async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
+        driver = await self._adapter.connect(request)
+        watch = _WATCH.get()
+        return driver if watch is None else _WatchedDriver(driver, watch)
+
+    async def probe_auth(self, request: seam.ConnectRequest) -> AuthStatus | None:
+        return await self._adapter.probe_auth(request)
+
+    async def plan_usage(self, installation: AgentInstallation, profile: AgentProfile | None) -> PlanUsage:
+        return await self._adapter.plan_usage(installation, profile)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._adapter, name)
+
+
+def _watch_adapters(runtime: Runtime) -> None:
+    """Every adapter the runtime makes from now on reports to the running check's watch."""
+    adapters = runtime.registry().adapters
+    for wire, factory in list(adapters.items()):
+        if not getattr(factory, "_conformance_watched", False):
+
+            def watched(factory: Any = factory) -> seam.Adapter:
+                return _WatchedAdapter(factory())
+
+            watched._conformance_watched = True  # type: ignore[attr-defined]
+            adapters[wire] = watched
+
+
+async def _guarded(check: Callable[[Subject, Path], Awaitable[None]], subject: Subject, workdir: Path) -> None:
+    """Run ``check``; a contract break the watch sees fails it at once with the cause."""
+    watch = _ContractWatch()
+    error: Exception | None = None
+
+    async def run_check() -> None:
+        nonlocal error
+        token = _WATCH.set(watch)
+        try:
+            await check(subject, workdir)
+        except Exception as exc:  # re-raised below, bare (not in an exception group)
+            error = exc
+        finally:
+            _WATCH.reset(token)
+            tg.cancel_scope.cancel()
+
+    async def stop_on_break() -> None:
+        await watch.broke.wait()
+        tg.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(stop_on_break)
+        tg.start_soon(run_check)
+    if watch.broken is not None:
+        raise AssertionError(f"contract break: {watch.broken}")
+    if error is not None:
+        raise error
+
+
 async def _open(runtime: Runtime, launch: Launch, needs: Capability | None = None) -> tuple[Session, _Checked]:
     """Open the subject's session; with ``needs``, skip (closing it) unless it reports that capability."""
+    _watch_adapters(runtime)
     session, events = await runtime.open(launch.agent, launch.options)
     if needs is not None and not session.info().details.capabilities.supports(needs):
         await session.close()
@@ -845,7 +1045,7 @@ async def run_adapter_conformance(
         directory = Path(workdir) / name
         directory.mkdir(parents=True, exist_ok=True)
         try:
-            await check(subject, directory)
+            await _guarded(check, subject, directory)
         except Skip as skip:
             results.append(CheckResult(name, "skipped", str(skip)))
         except (AssertionError, AgentError, TimeoutError) as exc:
@@ -867,7 +1067,7 @@ def pytest_suite(make_subject: Callable[[], Subject]) -> Any:
     @pytest.mark.parametrize("check", CHECKS, ids=[_check_name(c) for c in CHECKS])
     async def test_adapter_conformance(check: Callable[[Subject, Path], Awaitable[None]], tmp_path: Path) -> None:
         try:
-            await check(make_subject(), tmp_path)
+            await _guarded(check, make_subject(), tmp_path)
         except Skip as skip:
             pytest.skip(str(skip))
 
