@@ -149,12 +149,11 @@ def mcp_overrides(options: SessionOptions) -> list[str]:
             fields: dict[str, Any] = {"command": server.command, "args": list(server.args)}
             if server.env:
                 fields["env"] = dict(server.env)
-        elif isinstance(server, McpHttp):
+        else:
+            assert isinstance(server, McpHttp)
             fields = {"url": server.url}
             if server.headers:
                 fields["http_headers"] = dict(server.headers)
-        else:  # pragma: no cover - SessionOptions only builds the three
-            continue
         for key, value in fields.items():
             args += ["-c", f"{prefix}.{key}={_toml(value)}"]
     return args

@@ -173,7 +173,7 @@ class CodexDriver(seam.Driver):
         self._loop: toolkit.DriverLoop[Message] = toolkit.DriverLoop(
             self._on_frame, self._on_command, recorder=setup.launch.recorder, name="codex"
         )
-        self._loop.attach(setup.process, self._peer)  # type: ignore[arg-type]  # Message includes BadLine/Stray
+        self._loop.attach(setup.process, self._peer)
         self.info = self._info()
 
     # -- seam.Driver
@@ -534,7 +534,7 @@ class CodexDriver(seam.Driver):
             await self._loop.write(entry.request.reply({"decision": decision}))
         elif isinstance(entry, _Ask) and isinstance(answer, QuestionsAnswer):
             answers: dict[str, Any] = {}
-            for question_id, given in zip(entry.question_ids, answer.answers):
+            for question_id, given in zip(entry.question_ids, answer.answers, strict=False):
                 if isinstance(given, TextAnswer):
                     answers[question_id] = {"answers": [given.value]}
                 elif isinstance(given, ChoicesAnswer):

@@ -143,7 +143,7 @@ class Settings:
                 fields["effort"] = self.effort
             elif option_id == "fast":
                 fields["serviceTier"] = _FAST_TIER if self.fast else None
-            elif option_id == "sandbox" and self.sandbox in SANDBOXES:
+            elif option_id == "sandbox" and self.sandbox is not None and self.sandbox in SANDBOXES:
                 fields["sandboxPolicy"] = {"type": SANDBOXES[self.sandbox]}
             elif option_id == "mode" and self.mode:
                 fields["approvalPolicy"] = self.mode

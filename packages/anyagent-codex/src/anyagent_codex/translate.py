@@ -225,7 +225,8 @@ def tool_update(item: Mapping[str, Any], completed: bool = False, status: ToolSt
         tool_input = ToolInput(arguments=arguments if isinstance(arguments, dict) else None)
         result = item.get("result")
         if result is not None:
-            output = j.text(j.path(result, "content", 0, "text")) or None
+            first = j.arr(j.obj(result).get("content"))[:1]
+            output = j.text(j.obj(first[0]).get("text")) if first else None
         error = j.text(j.obj(item.get("error")).get("message")) or None
         output = output or error
     elif kind_name == "webSearch":

@@ -1,0 +1,246 @@
+"""Scenarios both tiers run: live against the pinned ``codex`` and the fake model (recording the
+wire when asked), recorded by replaying that wire through the adapter. Each asserts events.
+
+Prompts use the fake model's keywords: ``RUN <command>`` (an escalated ``exec_command``, so codex
+asks for approval), ``SLOW n`` (n text chunks, 0.1 s apart), anything else an echo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import attrs
+from codex_harness import WAIT, Harness
+
+from anyagent import (
+    Answer,
+    Cancelled,
+    Completed,
+    ContextCompacted,
+    ContextUsage,
+    Failed,
+    MessageEnded,
+    PermissionChoice,
+    PermissionRequest,
+    RequestClosed,
+    RequestOpened,
+    SessionUpdated,
+    Steered,
+    TextDelta,
+    ToolStatus,
+    ToolUpdated,
+    TurnEnded,
+)
+from anyagent_codex import FORK_POINT
+from anyagent_testkit.events import EventReader, kinds, text_of
+
+ECHO = "Hello from the fake model. You said: "
+
+
+@attrs.frozen
+class Scenario:
+    run: Callable[[Harness], Awaitable[None]]
+
+
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario(func: Callable[[Harness], Awaitable[None]]) -> Callable[[Harness], Awaitable[None]]:
+    SCENARIOS[func.__name__.replace("_", "-")] = Scenario(func)
+    return func
+
+
+def _ended(events: list[object]) -> TurnEnded:
+    [end] = kinds(events, TurnEnded)  # type: ignore[arg-type]
+    return end
+
+
+@scenario
+async def text_turn(h: Harness) -> None:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("hello there")
+        turn = await reader.turn()
+        assert text_of(turn) == ECHO + "hello there"
+        assert isinstance(_ended(turn).stop, Completed)
+        assert kinds(turn, MessageEnded), "the message ended before the turn"
+        [*_, usage] = kinds(turn, ContextUsage)
+        assert usage.used_tokens > 0 and usage.window_tokens
+        ended = [e for e in turn if isinstance(e.kind, MessageEnded)]
+        assert ended[-1].extensions.get(FORK_POINT), "the message carries its turn as a fork point"
+
+
+async def _approval(h: Harness, choice: PermissionChoice) -> list[object]:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("RUN echo approved-run")
+        request = (await reader.kind(RequestOpened)).request
+        assert isinstance(request, PermissionRequest)
+        assert "echo approved-run" in request.tool.title
+        assert PermissionChoice.ALLOW_ONCE in request.options and PermissionChoice.DENY_ONCE in request.options
+        await session.answer(request.id, Answer.permission(choice))
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        return list(reader.seen)
+
+
+@scenario
+async def approval_accept(h: Harness) -> None:
+    seen = await _approval(h, PermissionChoice.ALLOW_ONCE)
+    final = [u.tool for u in kinds(seen, ToolUpdated) if not u.tool.status.active]  # type: ignore[arg-type]
+    assert final and final[-1].status is ToolStatus.COMPLETED
+    assert "approved-run" in (final[-1].output or "")
+    assert "The tool finished" in text_of(seen)  # type: ignore[arg-type]
+
+
+@scenario
+async def approval_decline(h: Harness) -> None:
+    seen = await _approval(h, PermissionChoice.DENY_ONCE)
+    final = [u.tool for u in kinds(seen, ToolUpdated) if not u.tool.status.active]  # type: ignore[arg-type]
+    assert final and final[-1].status is ToolStatus.FAILED, "a declined command ends failed"
+
+
+@scenario
+async def cancel_streaming(h: Harness) -> None:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("SLOW 40")
+        await reader.kind(TextDelta)
+        await session.cancel()
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Cancelled)
+        await session.prompt("are you still there")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        assert text_of(turn).endswith("are you still there")
+
+
+@scenario
+async def cancel_with_approval_pending(h: Harness) -> None:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("RUN echo never-runs")
+        request = (await reader.kind(RequestOpened)).request
+        await session.cancel()
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Cancelled)
+        assert request.id in [closed.request_id for closed in kinds(reader.seen, RequestClosed)]
+        await session.prompt("after the cancel")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed), "the late serverRequest/resolved starts no turn"
+        assert len(kinds(reader.seen, TurnEnded)) == 2
+
+
+@scenario
+async def steer_mid_turn(h: Harness) -> None:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("SLOW 15")
+        await reader.kind(TextDelta)
+        delivery = await session.prompt("steered in")
+        assert isinstance(delivery.kind, Steered)
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        assert ECHO + "steered in" in text_of(reader.seen), "the model answered the steered text in the same turn"
+        assert len(kinds(reader.seen, TurnEnded)) == 1
+
+
+@scenario
+async def configure_settings(h: Harness) -> None:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.configure("sandbox", "read-only")
+        info = (await reader.kind(SessionUpdated)).info
+        assert info.configuration["sandbox"] == "read-only"
+        await session.configure("mode", "never")
+        info = (await reader.kind(SessionUpdated)).info
+        assert info.configuration["mode"] == "never"
+        await session.configure("model", "gpt-5.5")
+        info = (await reader.kind(SessionUpdated)).info
+        assert info.configuration["model"] == "gpt-5.5"
+        await session.prompt("configured")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+    if h.fake is not None:
+        assert h.fake.model_calls()[-1].body.get("model") == "gpt-5.5"
+
+
+@scenario
+async def resume_new_process(h: Harness) -> None:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("remember PINEAPPLE")
+        await reader.turn()
+        token = session.info().resume_token
+    assert token
+    session, events = await h.runtime.open(h.agent, h.options().resume(token))
+    async with session:
+        assert session.info().resume_token == token
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("what did I say")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+    if h.fake is not None:
+        assert "PINEAPPLE" in str(h.fake.model_calls()[-1].body), "the resumed thread carries its history"
+
+
+@scenario
+async def fork_thread(h: Harness) -> None:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("the original ORANGE")
+        await reader.turn()
+        token = session.info().resume_token
+    assert token
+    session, events = await h.runtime.open(h.agent, h.options().fork_from(token))
+    async with session:
+        assert session.info().resume_token not in (None, token), "a fork is a new thread"
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("in the fork")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+    if h.fake is not None:
+        assert "ORANGE" in str(h.fake.model_calls()[-1].body), "the fork carries the original's history"
+
+
+@scenario
+async def rollback_turn(h: Harness) -> None:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("keep KIWI")
+        await reader.turn()
+        await session.prompt("forget MANGO")
+        await reader.turn()
+        await session.rollback(1)
+        await reader.kind(SessionUpdated)
+        await session.prompt("after the rollback")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+    if h.fake is not None:
+        body = str(h.fake.model_calls()[-1].body)
+        assert "KIWI" in body and "MANGO" not in body, "the rewound turn left the conversation"
+
+
+@scenario
+async def compact_thread(h: Harness) -> None:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("something to compact")
+        await reader.turn()
+        await session.compact()
+        turn = await reader.turn()
+        assert kinds(turn, ContextCompacted), "compaction reports ContextCompacted"
+        assert not isinstance(_ended(turn).stop, Failed)
+
+
+__all__ = ["SCENARIOS", "Scenario"]

@@ -1,0 +1,53 @@
+"""Live tier: the pinned real ``codex`` (0.171.0 ``app-server``) against the testkit's fake model.
+
+Run with ``pytest --live``. With ``ANYAGENT_CODEX_RECORD=1`` each scenario also rewrites its
+recording under ``tests/recordings/`` (the recorded tier replays those files).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+import pytest
+from codex_harness import RECORDINGS, SANITIZED_ROOT, Harness, recording_wanted, runtime_with_env, sanitize
+from codex_scenarios import SCENARIOS
+
+from anyagent import AgentInstallation, AuthRequired, SessionOptions, Unauthenticated
+from anyagent_testkit.live import LiveAgent
+
+pytestmark = [pytest.mark.live, pytest.mark.anyio]
+
+
+def installation(agent: LiveAgent) -> AgentInstallation:
+    """The pinned codex with the live tier's arguments (the profile's, plus the offline flags)."""
+    return attrs.evolve(AgentInstallation.at("codex", agent.executable), args=agent.args)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+async def test_scenario(name: str, live_agent: Callable[..., LiveAgent], fake_model: object, tmp_path: Path) -> None:
+    agent = live_agent("codex")
+    record = tmp_path / f"{name}.jsonl" if recording_wanted() else None
+    async with runtime_with_env(agent.env) as runtime:
+        await SCENARIOS[name].run(Harness(runtime, installation(agent), agent.workspace, fake_model, record))
+    if record is not None:
+        sanitize(record, RECORDINGS / f"{name}.jsonl", {str(agent.root): SANITIZED_ROOT, str(agent.executable): "codex"})
+
+
+async def test_logged_out_is_auth_required_with_the_login(live_agent: Callable[..., LiveAgent]) -> None:
+    agent = live_agent("codex")
+    (Path(agent.env["CODEX_HOME"]) / "config.toml").write_text("check_for_update_on_startup = false\n")
+    async with runtime_with_env(agent.env) as runtime:
+        with pytest.raises(AuthRequired) as caught:
+            await runtime.open(installation(agent), SessionOptions.in_dir(agent.workspace))
+        commands = [getattr(method, "command", None) for method in caught.value.login]
+        assert (str(agent.executable), "login") in commands
+        assert isinstance(await runtime.probe_auth(installation(agent)), Unauthenticated)
+
+
+async def test_generate_returns_the_text(live_agent: Callable[..., LiveAgent]) -> None:
+    agent = live_agent("codex")
+    async with runtime_with_env(agent.env) as runtime:
+        text = await runtime.generate(installation(agent), SessionOptions.in_dir(agent.workspace), "name a colour")
+    assert text == "Hello from the fake model. You said: name a colour"
