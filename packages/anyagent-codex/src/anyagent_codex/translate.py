@@ -350,7 +350,7 @@ class Translator:
             return [seam.Content(ContextCompacted())]
         if method in _WARNINGS:
             message = j.text(params.get("message"), "") or j.text(params.get("summary"), "") or method
-            return [_diagnostic(f"codex: {message}", _WARNINGS[method], DiagnosticCode.AGENT_ERROR, frame)]
+            return [_diagnostic(f"codex: {message}", _WARNINGS[method], DiagnosticCode.AGENT_WARNING, frame)]
         if method == "mcpServer/startupStatus/updated":
             if j.text(params.get("status")) == "failed":
                 name = j.text(params.get("name"), "") or j.text(params.get("server"), "?")
@@ -359,7 +359,7 @@ class Translator:
                     _diagnostic(
                         f"codex: MCP server {name} failed to start {error}".rstrip(),
                         DiagnosticLevel.WARNING,
-                        DiagnosticCode.AGENT_ERROR,
+                        DiagnosticCode.AGENT_WARNING,
                         frame,
                     )
                 ]
