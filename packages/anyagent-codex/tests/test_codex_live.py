@@ -32,7 +32,9 @@ async def test_scenario(name: str, live_agent: Callable[..., LiveAgent], fake_mo
     async with runtime_with_env(agent.env) as runtime:
         await SCENARIOS[name].run(Harness(runtime, installation(agent), agent.workspace, fake_model, record))
     if record is not None:
-        sanitize(record, RECORDINGS / f"{name}.jsonl", {str(agent.root): SANITIZED_ROOT, str(agent.executable): "codex"})
+        sanitize(
+            record, RECORDINGS / f"{name}.jsonl", {str(agent.root): SANITIZED_ROOT, str(agent.executable): "codex"}
+        )
 
 
 async def test_logged_out_is_auth_required_with_the_login(live_agent: Callable[..., LiveAgent]) -> None:
