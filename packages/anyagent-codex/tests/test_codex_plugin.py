@@ -10,6 +10,7 @@ import pytest
 import anyagent_codex
 from anyagent import (
     AgentInstallation,
+    Authenticated,
     Diagnostic,
     DiagnosticCode,
     McpServer,
@@ -77,7 +78,7 @@ def test_account_read_maps_to_auth_status() -> None:
     login = anyagent_codex.PROFILE.login
     assert type(auth_status({"account": None, "requiresOpenaiAuth": True}, login)).__name__ == "Unauthenticated"
     chatgpt = auth_status({"account": {"type": "chatgpt", "email": "a@b", "planType": "plus"}}, login)
-    assert getattr(chatgpt, "account").plan == "plus"
+    assert isinstance(chatgpt, Authenticated) and chatgpt.account is not None and chatgpt.account.plan == "plus"
     assert type(auth_status({"account": None, "requiresOpenaiAuth": False}, login)).__name__ == "Authenticated"
 
 
