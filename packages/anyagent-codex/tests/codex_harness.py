@@ -35,8 +35,10 @@ SANITIZED_ROOT = "/tmp/anyagent-live"
 class IsolatedCodex(CodexAdapter):
     """The Codex adapter launching with a fixed environment (the live tier's isolated one)."""
 
-    def __init__(self, env: Mapping[str, str]) -> None:
+    def __init__(self, env: Mapping[str, str], max_retries: int | None = None) -> None:
         self._env = dict(env)
+        if max_retries is not None:
+            self.max_retries = max_retries
 
     async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
         return await super().connect(attrs.evolve(request, env={**self._env, **_config_home(request)}))
@@ -53,21 +55,22 @@ def _config_home(request: seam.ConnectRequest) -> dict[str, str]:
 class IsolatedPlugin:
     """Registers ``IsolatedCodex`` (with ``env``) and Codex's profile."""
 
-    def __init__(self, env: Mapping[str, str]) -> None:
+    def __init__(self, env: Mapping[str, str], max_retries: int | None = None) -> None:
         self.env = env
+        self.max_retries = max_retries
 
     @anyagent.hookimpl
     def anyagent_adapters(self, register: Any) -> None:
-        register.adapter(lambda: IsolatedCodex(self.env), wire="codex")
+        register.adapter(lambda: IsolatedCodex(self.env, self.max_retries), wire="codex")
 
     @anyagent.hookimpl
     def anyagent_agents(self, register: Any) -> None:
         register.profile(PROFILE)
 
 
-def runtime_with_env(env: Mapping[str, str]) -> Runtime:
-    """A runtime whose Codex adapter launches with exactly ``env``."""
-    return Runtime(plugins=[IsolatedPlugin(env)])
+def runtime_with_env(env: Mapping[str, str], max_retries: int | None = None) -> Runtime:
+    """A runtime whose Codex adapter launches with exactly ``env`` (and ``max_retries``, if given)."""
+    return Runtime(plugins=[IsolatedPlugin(env, max_retries)])
 
 
 def replay_shim(directory: Path, recording: Path) -> Path:

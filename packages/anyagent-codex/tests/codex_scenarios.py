@@ -8,16 +8,21 @@ asks for approval), ``SLOW n`` (n text chunks, 0.1 s apart), anything else an ec
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import attrs
+import pytest
 from codex_harness import WAIT, Harness
 
 from anyagent import (
     Answer,
+    AuthRequired,
     Cancelled,
     Completed,
     ContextCompacted,
     ContextUsage,
+    Diagnostic,
+    DiagnosticCode,
     Failed,
     MessageEnded,
     PermissionChoice,
@@ -39,15 +44,25 @@ ECHO = "Hello from the fake model. You said: "
 
 @attrs.frozen
 class Scenario:
+    """A scenario and the world it needs: ``bad_key`` (the model answers 401), ``dead_model``
+    (nothing listens where the model should be), ``max_retries`` (the adapter's retry bound)."""
+
     run: Callable[[Harness], Awaitable[None]]
+    bad_key: bool = False
+    dead_model: bool = False
+    max_retries: int | None = None
 
 
 SCENARIOS: dict[str, Scenario] = {}
+Run = Callable[[Harness], Awaitable[None]]
 
 
-def scenario(func: Callable[[Harness], Awaitable[None]]) -> Callable[[Harness], Awaitable[None]]:
-    SCENARIOS[func.__name__.replace("_", "-")] = Scenario(func)
-    return func
+def scenario(func: Run | None = None, **world: Any) -> Any:
+    def register(func: Run) -> Run:
+        SCENARIOS[func.__name__.replace("_", "-")] = Scenario(func, **world)
+        return func
+
+    return register(func) if func is not None else register
 
 
 def _ended(events: list[object]) -> TurnEnded:
@@ -241,6 +256,49 @@ async def compact_thread(h: Harness) -> None:
         turn = await reader.turn()
         assert kinds(turn, ContextCompacted), "compaction reports ContextCompacted"
         assert not isinstance(_ended(turn).stop, Failed)
+
+
+@scenario
+async def steer_as_the_turn_starts(h: Harness) -> None:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("SLOW 10")
+        await reader.kind(Diagnostic)  # codex's first frame of the turn, just before it names the turn:
+        delivery = await session.prompt("early steer")  # the steer waits in the adapter if it comes first
+        assert isinstance(delivery.kind, Steered), (delivery, reader.seen)
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        assert ECHO + "early steer" in text_of(reader.seen)
+
+
+@scenario(dead_model=True, max_retries=2)
+async def model_unreachable(h: Harness) -> None:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("hello")
+        turn = await reader.turn()
+        stop = _ended(turn).stop
+        assert isinstance(stop, Failed) and "gave up after 2 retries" in stop.message, stop
+        retries = [e for e in kinds(turn, Diagnostic) if e.diagnostic.code == DiagnosticCode.API_RETRY]
+        assert len(retries) == 2
+        await session.prompt("still there")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Failed), "the next turn runs (and fails the same way)"
+
+
+@scenario(bad_key=True)
+async def auth_lost(h: Harness) -> None:
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("hello")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Failed)
+        with pytest.raises(AuthRequired) as caught:
+            await reader.rest()
+        assert caught.value.login, "the login methods come with it"
 
 
 __all__ = ["SCENARIOS", "Scenario"]

@@ -6,6 +6,7 @@ recording under ``tests/recordings/`` (the recorded tier replays those files).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,8 +29,16 @@ def installation(agent: LiveAgent) -> AgentInstallation:
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 async def test_scenario(name: str, live_agent: Callable[..., LiveAgent], fake_model: object, tmp_path: Path) -> None:
     agent = live_agent("codex")
+    spec = SCENARIOS[name]
+    env = dict(agent.env)
+    if spec.bad_key:
+        env["FAKE_API_KEY"] = "sk-bad-key"  # the fake model answers 401
+    if spec.dead_model:
+        config = Path(env["CODEX_HOME"]) / "config.toml"
+        text = re.sub(r'base_url = "[^"]*"', 'base_url = "http://127.0.0.1:9/v1"', config.read_text())
+        config.write_text(text)
     record = tmp_path / f"{name}.jsonl" if recording_wanted() else None
-    async with runtime_with_env(agent.env) as runtime:
+    async with runtime_with_env(env, spec.max_retries) as runtime:
         await SCENARIOS[name].run(Harness(runtime, installation(agent), agent.workspace, fake_model, record))
     if record is not None:
         sanitize(

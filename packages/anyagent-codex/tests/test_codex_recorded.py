@@ -26,7 +26,7 @@ async def test_scenario_replays(name: str, tmp_path: Path) -> None:
     shim = replay_shim(tmp_path / "bin", recording)
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    async with runtime_with_env(dict(os.environ)) as runtime:
+    async with runtime_with_env(dict(os.environ), SCENARIOS[name].max_retries) as runtime:
         await SCENARIOS[name].run(Harness(runtime, AgentInstallation.at("codex", shim), workspace))
     recorded = recording.read_text(encoding="utf-8").count('{"_meta":')
     assert launches(tmp_path / "bin") == recorded, "every recorded process was launched, no more"

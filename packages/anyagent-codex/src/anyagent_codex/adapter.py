@@ -53,7 +53,7 @@ from anyagent import (
 from anyagent import jsonread as j
 from anyagent.wire import JsonLines, JsonRpcError, JsonRpcPeer
 
-from .driver import ACCEPTED_REQUESTS, CodexDriver, Handshaken
+from .driver import ACCEPTED_REQUESTS, MAX_RETRIES, CodexDriver, Handshaken
 from .profile import PROFILE
 from .settings import SANDBOXES, Settings
 from .translate import plan_usage
@@ -69,6 +69,8 @@ class CodexAdapter(seam.Adapter):
     """The native Codex adapter (wire ``"codex"``)."""
 
     wire: ClassVar[str] = "codex"
+    max_retries: int = MAX_RETRIES
+    """Model-API retry notices one turn may see before it is interrupted and ends ``Failed``."""
 
     async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
         """Spawn ``codex app-server``, handshake, bind the thread (see the module docstring)."""
@@ -100,6 +102,7 @@ class CodexAdapter(seam.Adapter):
                     commands=commands,
                     login=login,
                     history=_turn_ids(thread),
+                    max_retries=self.max_retries,
                 )
             )
 

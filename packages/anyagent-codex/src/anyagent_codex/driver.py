@@ -74,9 +74,10 @@ from .translate import CLIENT_ID_PREFIX, Translator, tool_update
 
 __all__ = ["ACCEPTED_REQUESTS", "CAPABILITIES", "IMAGE_SUFFIXES", "MAX_RETRIES", "CodexDriver", "Handshaken"]
 
-MAX_RETRIES = 6
+MAX_RETRIES = 4
 """Model-API retry notices (``error`` with ``willRetry``) one turn may see before the driver
-interrupts it and ends it ``Failed`` (codex itself retries connection failures forever)."""
+interrupts it and ends it ``Failed``: codex retries an unreachable model forever, its notices
+5, 10, 20, 40, 60 s apart, so the fourth comes about 35 s after the first attempt."""
 
 CAPABILITIES = Capabilities.of(
     Capability.IMAGES,
@@ -118,6 +119,7 @@ class Handshaken:
     commands: tuple[SlashCommand, ...]
     login: tuple[LoginMethod, ...]
     history: list[str] = attrs.Factory(list)
+    max_retries: int = MAX_RETRIES
 
 
 @attrs.define
@@ -163,6 +165,7 @@ class CodexDriver(seam.Driver):
         self._commands = setup.commands
         self._login = setup.login
         self._history = list(setup.history)
+        self._max_retries = setup.max_retries
         self._title: str | None = None
         self._translator = Translator()
         self._turn: _Turn | None = None
@@ -294,6 +297,9 @@ class CodexDriver(seam.Driver):
         turn = self._turn
         if not j.flag(params.get("willRetry")):
             await self._loop.diagnostic(f"codex: {message}", DiagnosticCode.AGENT_ERROR, DiagnosticLevel.ERROR, raw)
+            if turn is not None and _is_auth(error) and not turn.auth_lost:
+                turn.auth_lost = True  # codex ends this turn failed itself; the login is what is lost
+                await self._loop.send(seam.AuthLost(self._login))
             return
         await self._loop.diagnostic(
             f"codex is retrying: {message}", DiagnosticCode.API_RETRY, DiagnosticLevel.WARNING, raw
@@ -306,7 +312,7 @@ class CodexDriver(seam.Driver):
             if not turn.auth_lost:
                 turn.auth_lost = True
                 await self._loop.send(seam.AuthLost(self._login))
-        elif turn.retries >= MAX_RETRIES:
+        elif turn.retries >= self._max_retries:
             turn.failure = f"codex gave up after {turn.retries} retries: {message}"
         else:
             return
