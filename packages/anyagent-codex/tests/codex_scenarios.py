@@ -7,6 +7,8 @@ asks for approval), ``SLOW n`` (n text chunks, 0.1 s apart), anything else an ec
 
 from __future__ import annotations
 
+import struct
+import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -24,6 +26,7 @@ from anyagent import (
     Diagnostic,
     DiagnosticCode,
     Failed,
+    Input,
     MessageEnded,
     PermissionChoice,
     PermissionRequest,
@@ -256,6 +259,33 @@ async def compact_thread(h: Harness) -> None:
         turn = await reader.turn()
         assert kinds(turn, ContextCompacted), "compaction reports ContextCompacted"
         assert not isinstance(_ended(turn).stop, Failed)
+
+
+def png(width: int = 8, height: int = 8) -> bytes:
+    """A valid RGB PNG of one colour."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    rows = b"".join(b"\x00" + b"\xff\x80\x00" * width for _ in range(height))
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@scenario
+async def image_attachment(h: Harness) -> None:
+    image = h.workspace / "dot.png"
+    image.write_bytes(png())
+    session, events = await h.runtime.open(h.agent, h.options())
+    async with session:
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt(Input("what is in this picture", attachments=(image,)))
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        assert text_of(turn).startswith(ECHO)
+    if h.fake is not None:
+        body = str(h.fake.model_calls()[-1].body)
+        assert "input_image" in body and "could not be processed" not in body, "the image reached the model"
 
 
 @scenario
