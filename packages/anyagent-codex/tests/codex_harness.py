@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import stat
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ import anyagent
 from anyagent import AgentInstallation, Runtime, SessionOptions, seam
 from anyagent_codex.adapter import CodexAdapter
 from anyagent_codex.profile import PROFILE
+from anyagent_testkit.replay import replayer_launches, write_replayer_sequence
 
 RECORDINGS = Path(__file__).parent / "recordings"
 RECORD_ENV = "ANYAGENT_CODEX_RECORD"
@@ -74,28 +72,14 @@ def runtime_with_env(env: Mapping[str, str], max_retries: int | None = None) -> 
 
 
 def replay_shim(directory: Path, recording: Path) -> Path:
-    """An executable that plays the next process of ``recording`` each time it is launched (strict:
+    """A ``codex`` that plays the next process of ``recording`` each time it is launched (strict:
     a frame the recording does not expect ends the replay)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    counter = directory / "launches"
-    base = [sys.executable, "-m", "anyagent_testkit.replay", "--strict"]
-    script = directory / "codex"
-    script.write_text(
-        "#!/bin/sh\n"
-        f"n=$(cat {shlex.quote(str(counter))} 2>/dev/null || echo 0)\n"
-        "n=$((n + 1))\n"
-        f"echo $n > {shlex.quote(str(counter))}\n"
-        f'exec {shlex.join(base)} --process "$n" {shlex.quote(str(recording))} -- "$@"\n',
-        encoding="utf-8",
-    )
-    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return script
+    return write_replayer_sequence(directory, recording, name="codex", strict=True)
 
 
 def launches(directory: Path) -> int:
     """How many times the shim in ``directory`` was launched."""
-    counter = directory / "launches"
-    return int(counter.read_text()) if counter.exists() else 0
+    return replayer_launches(directory, "codex")
 
 
 def sanitize(source: Path, target: Path, replacements: Mapping[str, str]) -> None:

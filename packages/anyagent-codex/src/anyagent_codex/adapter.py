@@ -43,7 +43,6 @@ from anyagent import (
     ResumeFailed,
     SessionOptions,
     SlashCommand,
-    TerminalLogin,
     Unauthenticated,
     UnsupportedFeature,
     __version__,
@@ -172,18 +171,8 @@ def _toml(value: Any) -> str:
 def login_methods(
     installation: AgentInstallation, profile: AgentProfile | None, options: SessionOptions
 ) -> tuple[LoginMethod, ...]:
-    """The profile's logins, run with this executable and this session's config home."""
-    source = profile or PROFILE
-    env: dict[str, str] = {}
-    if options.config_home_dir is not None and source.config_home_env:
-        env[source.config_home_env] = str(options.config_home_dir)
-    methods: list[LoginMethod] = []
-    for method in source.login:
-        if isinstance(method, TerminalLogin) and method.command and method.command[0] == "codex":
-            command = (str(installation.executable_path), *method.command[1:])
-            method = TerminalLogin(command, method.description, {**method.env, **env})
-        methods.append(method)
-    return tuple(methods)
+    """Codex's logins (``codex login``), run with this executable and this session's config home."""
+    return toolkit.login_methods(installation, profile or PROFILE, options)
 
 
 def auth_status(account_read: dict[str, Any], login: Sequence[LoginMethod]) -> AuthStatus:
