@@ -68,6 +68,12 @@ def scenario(func: Run | None = None, **world: Any) -> Any:
     return register(func) if func is not None else register
 
 
+async def _skills_listed(reader: EventReader) -> None:
+    """Wait for the info update that brings codex's skills (answered just after open), so the next
+    ``SessionUpdated`` read is the one a command caused."""
+    await reader.match(lambda e: isinstance(e.kind, SessionUpdated) and bool(e.kind.info.details.commands))
+
+
 def _ended(events: list[object]) -> TurnEnded:
     [end] = kinds(events, TurnEnded)  # type: ignore[arg-type]
     return end
@@ -87,6 +93,7 @@ async def text_turn(h: Harness) -> None:
         assert usage.used_tokens > 0 and usage.window_tokens
         ended = [e for e in turn if isinstance(e.kind, MessageEnded)]
         assert ended[-1].extensions.get(FORK_POINT), "the message carries its turn as a fork point"
+        assert session.info().details.commands, "codex's skills arrived as slash commands after open"
 
 
 async def _approval(h: Harness, choice: PermissionChoice) -> list[object]:
@@ -173,6 +180,7 @@ async def configure_settings(h: Harness) -> None:
     session, events = await h.runtime.open(h.agent, h.options())
     async with session:
         reader = EventReader(events, timeout=WAIT)
+        await _skills_listed(reader)
         await session.configure("sandbox", "read-only")
         info = (await reader.kind(SessionUpdated)).info
         assert info.configuration["sandbox"] == "read-only"
@@ -234,6 +242,7 @@ async def rollback_turn(h: Harness) -> None:
     session, events = await h.runtime.open(h.agent, h.options())
     async with session:
         reader = EventReader(events, timeout=WAIT)
+        await _skills_listed(reader)
         await session.prompt("keep KIWI")
         await reader.turn()
         await session.prompt("forget MANGO")

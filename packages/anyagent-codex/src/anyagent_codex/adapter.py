@@ -8,7 +8,8 @@ process and closes the wire recording on every failure and on cancellation.
 
 Handshake (codex 0.171.0): ``initialize`` (opting into the experimental API) → ``initialized`` →
 ``account/read`` → ``model/list`` → ``thread/start`` | ``thread/resume`` | ``thread/fork`` →
-``skills/list`` (the slash commands). Client MCP servers ride as ``-c mcp_servers.<name>.…``
+``skills/list`` (the slash commands; answered after ``open`` returns, reported with an info
+update, so its ~25 ms are not part of the open). Client MCP servers ride as ``-c mcp_servers.<name>.…``
 launch overrides (stdio and streamable HTTP).
 
 Side calls without a session: ``probe_auth`` (``account/read``) and ``plan_usage``
@@ -42,7 +43,6 @@ from anyagent import (
     ProtocolFailed,
     ResumeFailed,
     SessionOptions,
-    SlashCommand,
     Unauthenticated,
     UnsupportedFeature,
     __version__,
@@ -61,7 +61,7 @@ __all__ = ["CLIENT_INFO", "SIDE_CALL_WAIT", "CodexAdapter", "mcp_overrides"]
 
 CLIENT_INFO = {"name": "anyagent", "title": "anyagent", "version": __version__}
 SIDE_CALL_WAIT = 5.0
-"""Seconds an optional handshake call (``skills/list``) may take before it is skipped."""
+"""Seconds an optional handshake call (``thread/turns/list``) may take before it is skipped."""
 
 
 class CodexAdapter(seam.Adapter):
@@ -88,7 +88,8 @@ class CodexAdapter(seam.Adapter):
             thread = await _bind_thread(peer, options)
             settings.adopt_thread(thread)
             _configure_at_open(settings, options)
-            commands = await _skills(peer, options)
+            skills = peer.new_id()  # answered after open: the driver reports the commands (InfoChanged)
+            await peer.send_request("skills/list", {"cwds": [str(options.cwd)]}, request_id=skills)
             return CodexDriver(
                 Handshaken(
                     launch=launch,
@@ -98,7 +99,7 @@ class CodexAdapter(seam.Adapter):
                     version=_version(init),
                     auth=auth,
                     settings=settings,
-                    commands=commands,
+                    skills_request=skills,
                     login=login,
                     history=_turn_ids(thread),
                     max_retries=self.max_retries,
@@ -308,23 +309,6 @@ def _configure_at_open(settings: Settings, options: SessionOptions) -> None:
             raise InvalidConfiguration(option.invalid(value))
         if option.current != value:
             settings.set(option_id, value)
-
-
-async def _skills(peer: JsonRpcPeer, options: SessionOptions) -> tuple[SlashCommand, ...]:
-    """``skills/list`` for the session's directory: codex's skills are its slash commands."""
-    found: dict[str, SlashCommand] = {}
-    with anyio.move_on_after(SIDE_CALL_WAIT):
-        try:
-            result = j.obj(await peer.request("skills/list", {"cwds": [str(options.cwd)]}))
-        except JsonRpcError:
-            return ()
-        for entry in j.arr(result.get("data")):
-            for skill in j.arr(j.obj(entry).get("skills")):
-                skill = j.obj(skill)
-                name = j.nonempty(skill.get("name"))
-                if name and skill.get("enabled", True) is not False and name not in found:
-                    found[name] = SlashCommand(name, j.text(skill.get("description"), ""))
-    return tuple(found.values())
 
 
 @asynccontextmanager

@@ -116,8 +116,8 @@ class Handshaken:
     version: str | None
     auth: AuthStatus
     settings: Settings
-    commands: tuple[SlashCommand, ...]
     login: tuple[LoginMethod, ...]
+    skills_request: int | None = None
     history: list[str] = attrs.Factory(list)
     max_retries: int = MAX_RETRIES
 
@@ -162,7 +162,7 @@ class CodexDriver(seam.Driver):
         self._version = setup.version
         self._auth = setup.auth
         self._settings = setup.settings
-        self._commands = setup.commands
+        self._commands: tuple[SlashCommand, ...] = ()
         self._login = setup.login
         self._history = list(setup.history)
         self._max_retries = setup.max_retries
@@ -177,6 +177,8 @@ class CodexDriver(seam.Driver):
             self._on_frame, self._on_command, recorder=setup.launch.recorder, name="codex"
         )
         self._loop.attach(setup.process, self._peer)
+        if setup.skills_request is not None:
+            self._responses[setup.skills_request] = self._skills_listed
         self.info = self._info()
 
     # -- seam.Driver
@@ -204,6 +206,19 @@ class CodexDriver(seam.Driver):
             resume_token=self._thread_id,
             title=self._title,
         )
+
+    async def _skills_listed(self, response: Response) -> None:
+        """``skills/list``: codex's skills (enabled, by name, first wins) are the slash commands."""
+        found: dict[str, SlashCommand] = {}
+        for entry in j.arr(j.obj(response.result).get("data")):
+            for skill in j.arr(j.obj(entry).get("skills")):
+                skill = j.obj(skill)
+                name = j.nonempty(skill.get("name"))
+                if name and skill.get("enabled", True) is not False and name not in found:
+                    found[name] = SlashCommand(name, j.text(skill.get("description"), ""))
+        if tuple(found.values()) != self._commands:
+            self._commands = tuple(found.values())
+            await self._info_changed()
 
     async def _info_changed(self) -> None:
         self.info = self._info()
