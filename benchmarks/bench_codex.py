@@ -164,8 +164,8 @@ def main() -> None:
             opens.append(anyio.run(anyagent_run, server, small, 10, directory)[1])
         overhead = (statistics.median(opens) - statistics.median(inits)) * 1000
         print(
-            f"  open: {statistics.median(opens) * 1000:.1f} ms (handshake: initialize, account/read, model/list, "
-            f"thread/start, skills/list) vs bare spawn+initialize {statistics.median(inits) * 1000:.1f} ms "
+            f"  open: {statistics.median(opens) * 1000:.1f} ms (initialize, account/read, model/list, thread/start) "
+            f"vs bare spawn+initialize {statistics.median(inits) * 1000:.1f} ms "
             f"-> {overhead:.1f} ms beyond (median of 7)"
         )
 
