@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import attrs
@@ -32,6 +33,8 @@ from anyagent import (
     PermissionRequest,
     RequestClosed,
     RequestOpened,
+    Session,
+    SessionOptions,
     SessionUpdated,
     Steered,
     TextDelta,
@@ -68,6 +71,14 @@ def scenario(func: Run | None = None, **world: Any) -> Any:
     return register(func) if func is not None else register
 
 
+@asynccontextmanager
+async def opened(h: Harness, options: SessionOptions | None = None) -> AsyncIterator[tuple[Session, EventReader]]:
+    """A session opened in ``h`` (closed on the way out) and a bounded reader of its events."""
+    session, events = await h.runtime.open(h.agent, options or h.options())
+    async with session:
+        yield session, EventReader(events, timeout=WAIT)
+
+
 async def _skills_listed(reader: EventReader) -> None:
     """Wait for the info update that brings codex's skills (answered just after open), so the next
     ``SessionUpdated`` read is the one a command caused."""
@@ -81,9 +92,7 @@ def _ended(events: list[object]) -> TurnEnded:
 
 @scenario
 async def text_turn(h: Harness) -> None:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await session.prompt("hello there")
         turn = await reader.turn()
         assert text_of(turn) == ECHO + "hello there"
@@ -97,9 +106,7 @@ async def text_turn(h: Harness) -> None:
 
 
 async def _approval(h: Harness, choice: PermissionChoice) -> list[object]:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await session.prompt("RUN echo approved-run")
         request = (await reader.kind(RequestOpened)).request
         assert isinstance(request, PermissionRequest)
@@ -129,9 +136,7 @@ async def approval_decline(h: Harness) -> None:
 
 @scenario
 async def cancel_streaming(h: Harness) -> None:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await session.prompt("SLOW 40")
         await reader.kind(TextDelta)
         await session.cancel()
@@ -145,9 +150,7 @@ async def cancel_streaming(h: Harness) -> None:
 
 @scenario
 async def cancel_with_approval_pending(h: Harness) -> None:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await session.prompt("RUN echo never-runs")
         request = (await reader.kind(RequestOpened)).request
         await session.cancel()
@@ -162,9 +165,7 @@ async def cancel_with_approval_pending(h: Harness) -> None:
 
 @scenario
 async def steer_mid_turn(h: Harness) -> None:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await session.prompt("SLOW 15")
         await reader.kind(TextDelta)
         delivery = await session.prompt("steered in")
@@ -177,9 +178,7 @@ async def steer_mid_turn(h: Harness) -> None:
 
 @scenario
 async def configure_settings(h: Harness) -> None:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await _skills_listed(reader)
         await session.configure("sandbox", "read-only")
         info = (await reader.kind(SessionUpdated)).info
@@ -199,17 +198,13 @@ async def configure_settings(h: Harness) -> None:
 
 @scenario
 async def resume_new_process(h: Harness) -> None:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await session.prompt("remember PINEAPPLE")
         await reader.turn()
         token = session.info().resume_token
     assert token
-    session, events = await h.runtime.open(h.agent, h.options().resume(token))
-    async with session:
+    async with opened(h, h.options().resume(token)) as (session, reader):
         assert session.info().resume_token == token
-        reader = EventReader(events, timeout=WAIT)
         await session.prompt("what did I say")
         turn = await reader.turn()
         assert isinstance(_ended(turn).stop, Completed)
@@ -219,17 +214,13 @@ async def resume_new_process(h: Harness) -> None:
 
 @scenario
 async def fork_thread(h: Harness) -> None:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await session.prompt("the original ORANGE")
         await reader.turn()
         token = session.info().resume_token
     assert token
-    session, events = await h.runtime.open(h.agent, h.options().fork_from(token))
-    async with session:
+    async with opened(h, h.options().fork_from(token)) as (session, reader):
         assert session.info().resume_token not in (None, token), "a fork is a new thread"
-        reader = EventReader(events, timeout=WAIT)
         await session.prompt("in the fork")
         turn = await reader.turn()
         assert isinstance(_ended(turn).stop, Completed)
@@ -239,9 +230,7 @@ async def fork_thread(h: Harness) -> None:
 
 @scenario
 async def rollback_turn(h: Harness) -> None:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await _skills_listed(reader)
         await session.prompt("keep KIWI")
         await reader.turn()
@@ -259,9 +248,7 @@ async def rollback_turn(h: Harness) -> None:
 
 @scenario
 async def compact_thread(h: Harness) -> None:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await session.prompt("something to compact")
         await reader.turn()
         await session.compact()
@@ -285,9 +272,7 @@ def png(width: int = 8, height: int = 8) -> bytes:
 async def image_attachment(h: Harness) -> None:
     image = h.workspace / "dot.png"
     image.write_bytes(png())
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await session.prompt(Input("what is in this picture", attachments=(image,)))
         turn = await reader.turn()
         assert isinstance(_ended(turn).stop, Completed)
@@ -299,9 +284,7 @@ async def image_attachment(h: Harness) -> None:
 
 @scenario
 async def steer_as_the_turn_starts(h: Harness) -> None:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await session.prompt("SLOW 10")
         await reader.kind(Diagnostic)  # codex's first frame of the turn, just before it names the turn:
         delivery = await session.prompt("early steer")  # the steer waits in the adapter if it comes first
@@ -313,9 +296,7 @@ async def steer_as_the_turn_starts(h: Harness) -> None:
 
 @scenario(dead_model=True, max_retries=2)
 async def model_unreachable(h: Harness) -> None:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await session.prompt("hello")
         turn = await reader.turn()
         stop = _ended(turn).stop
@@ -329,9 +310,7 @@ async def model_unreachable(h: Harness) -> None:
 
 @scenario(bad_key=True)
 async def auth_lost(h: Harness) -> None:
-    session, events = await h.runtime.open(h.agent, h.options())
-    async with session:
-        reader = EventReader(events, timeout=WAIT)
+    async with opened(h) as (session, reader):
         await session.prompt("hello")
         turn = await reader.turn()
         assert isinstance(_ended(turn).stop, Failed)
