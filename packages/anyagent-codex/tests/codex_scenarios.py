@@ -186,14 +186,24 @@ async def configure_settings(h: Harness) -> None:
         await session.configure("mode", "never")
         info = (await reader.kind(SessionUpdated)).info
         assert info.configuration["mode"] == "never"
+        assert info.details.option("effort") is None, "the fake model has no catalog entry, so no efforts"
         await session.configure("model", "gpt-5.5")
         info = (await reader.kind(SessionUpdated)).info
         assert info.configuration["model"] == "gpt-5.5"
+        effort = info.details.option("effort")
+        assert effort is not None, "a catalog model brings its reasoning efforts"
+        choices = [choice.value for choice in effort.kind.choices]  # type: ignore[union-attr]
+        assert "low" in choices
+        await session.configure("effort", "low")
+        info = (await reader.kind(SessionUpdated)).info
+        assert info.configuration["effort"] == "low"
         await session.prompt("configured")
         turn = await reader.turn()
         assert isinstance(_ended(turn).stop, Completed)
     if h.fake is not None:
-        assert h.fake.model_calls()[-1].body.get("model") == "gpt-5.5"
+        body = h.fake.model_calls()[-1].body
+        assert body.get("model") == "gpt-5.5"
+        assert body.get("reasoning", {}).get("effort") == "low", body.get("reasoning")
 
 
 @scenario
