@@ -15,7 +15,7 @@ import pytest
 from codex_harness import RECORDINGS, SANITIZED_ROOT, Harness, recording_wanted, runtime_with_env, sanitize
 from codex_scenarios import SCENARIOS
 
-from anyagent import AgentInstallation, AuthRequired, SessionOptions, Unauthenticated
+from anyagent import AgentInstallation, AuthRequired, Runtime, SessionOptions, TurnEnded, Unauthenticated
 from anyagent_testkit.live import LiveAgent
 
 pytestmark = [pytest.mark.live, pytest.mark.anyio]
@@ -62,3 +62,27 @@ async def test_generate_returns_the_text(live_agent: Callable[..., LiveAgent]) -
     async with runtime_with_env(agent.env) as runtime:
         text = await runtime.generate(installation(agent), SessionOptions.in_dir(agent.workspace), "name a colour")
     assert text == "Hello from the fake model. You said: name a colour"
+
+
+async def test_config_home_moves_codex_home(
+    live_agent: Callable[..., LiveAgent], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``SessionOptions.config_home`` sets ``CODEX_HOME`` through the profile (the real runtime path)."""
+    agent = live_agent("codex")
+    other = tmp_path / "second-login"
+    other.mkdir()
+    (other / "config.toml").write_text((Path(agent.env["CODEX_HOME"]) / "config.toml").read_text())
+    for key, value in agent.env.items():
+        monkeypatch.setenv(key, value)
+    import anyagent_codex.plugin
+
+    async with Runtime(plugins=[anyagent_codex.plugin]) as runtime:
+        options = SessionOptions.in_dir(agent.workspace).config_home(other)
+        session, events = await runtime.open(installation(agent), options)
+        async with session:
+            await session.prompt("hello")
+            async for event in events:
+                if isinstance(event.kind, TurnEnded):
+                    break
+    assert list((other / "sessions").rglob("*.jsonl")), "the thread was stored under the config home"
+    assert not (Path(agent.env["CODEX_HOME"]) / "sessions").exists()
