@@ -6,16 +6,19 @@ recording under ``tests/recordings/`` (the recorded tier replays those files).
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
 from codex_harness import RECORDINGS, SANITIZED_ROOT, Harness, recording_wanted, runtime_with_env, sanitize
 from codex_scenarios import SCENARIOS
 
-from anyagent import AgentInstallation, AuthRequired, Runtime, SessionOptions, TurnEnded, Unauthenticated
+from anyagent import AgentInstallation, AuthRequired, McpServer, Runtime, SessionOptions, TurnEnded, Unauthenticated
 from anyagent_testkit.live import LiveAgent
 
 pytestmark = [pytest.mark.live, pytest.mark.anyio]
@@ -86,3 +89,43 @@ async def test_config_home_moves_codex_home(
                     break
     assert list((other / "sessions").rglob("*.jsonl")), "the thread was stored under the config home"
     assert not (Path(agent.env["CODEX_HOME"]) / "sessions").exists()
+
+
+MCP_SERVER = r"""
+import json, sys
+from pathlib import Path
+Path(sys.argv[1]).write_text("started")
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": message["params"].get("protocolVersion", "2025-06-18"),
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "marker", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "ping", "description": "answers pong", "inputSchema": {"type": "object"}}]}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+async def test_a_stdio_mcp_server_rides_as_a_launch_override(
+    live_agent: Callable[..., LiveAgent], fake_model: Any, tmp_path: Path
+) -> None:
+    agent = live_agent("codex")
+    script, marker = tmp_path / "mcp_marker.py", tmp_path / "mcp-started"
+    script.write_text(MCP_SERVER)
+    server = McpServer.stdio("marker", sys.executable, [str(script), str(marker)])
+    async with runtime_with_env(agent.env) as runtime:
+        options = SessionOptions.in_dir(agent.workspace).mcp_server(server)
+        session, events = await runtime.open(installation(agent), options)
+        async with session:
+            await session.prompt("hello")
+            async for event in events:
+                if isinstance(event.kind, TurnEnded):
+                    break
+    assert marker.read_text() == "started", "codex launched the MCP server the override named"
+    offered = json.dumps(fake_model.model_calls()[-1].body.get("tools"))
+    assert "ping" in offered and "answers pong" in offered, "the model was offered the MCP server's tool"

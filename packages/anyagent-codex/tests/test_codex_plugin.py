@@ -13,6 +13,7 @@ from anyagent import (
     Authenticated,
     Diagnostic,
     DiagnosticCode,
+    InvalidConfiguration,
     McpServer,
     PlanUpdated,
     Runtime,
@@ -60,18 +61,20 @@ def test_mcp_servers_ride_as_launch_overrides_and_sse_is_refused(tmp_path: Path)
     args = mcp_overrides(options)
     assert args == [
         "-c",
-        'mcp_servers."files".command="npx"',
+        'mcp_servers.files.command="npx"',
         "-c",
-        'mcp_servers."files".args=["-y", "srv"]',
+        'mcp_servers.files.args=["-y", "srv"]',
         "-c",
-        'mcp_servers."files".env={"K" = "v"}',
+        'mcp_servers.files.env={"K" = "v"}',
         "-c",
-        'mcp_servers."web".url="http://127.0.0.1:9/mcp"',
+        'mcp_servers.web.url="http://127.0.0.1:9/mcp"',
         "-c",
-        'mcp_servers."web".http_headers={"Authorization" = "Bearer x"}',
+        'mcp_servers.web.http_headers={"Authorization" = "Bearer x"}',
     ]
     with pytest.raises(UnsupportedFeature):
         mcp_overrides(SessionOptions.in_dir(tmp_path).mcp_server(McpServer.sse("old", "http://127.0.0.1:9/sse")))
+    with pytest.raises(InvalidConfiguration, match="letters, digits"):
+        mcp_overrides(SessionOptions.in_dir(tmp_path).mcp_server(McpServer.stdio("my.server", "npx")))
 
 
 def test_account_read_maps_to_auth_status() -> None:

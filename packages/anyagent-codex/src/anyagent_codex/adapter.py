@@ -19,6 +19,7 @@ Side calls without a session: ``probe_auth`` (``account/read``) and ``plan_usage
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
@@ -147,7 +148,11 @@ def mcp_overrides(options: SessionOptions) -> list[str]:
     for server in options.mcp_servers:
         if isinstance(server, McpSse):
             raise UnsupportedFeature(f"codex takes stdio and HTTP MCP servers, not SSE ({server.name!r})")
-        prefix = f"mcp_servers.{json.dumps(server.name)}"
+        if not _MCP_NAME.match(server.name):
+            raise InvalidConfiguration(
+                f"codex takes MCP server names of letters, digits, '_' and '-' only, not {server.name!r}"
+            )
+        prefix = f"mcp_servers.{server.name}"  # a quoted key would name the server with its quotes
         if isinstance(server, McpStdio):
             fields: dict[str, Any] = {"command": server.command, "args": list(server.args)}
             if server.env:
@@ -160,6 +165,9 @@ def mcp_overrides(options: SessionOptions) -> list[str]:
         for key, value in fields.items():
             args += ["-c", f"{prefix}.{key}={_toml(value)}"]
     return args
+
+
+_MCP_NAME = re.compile(r"[A-Za-z0-9_-]+\Z")
 
 
 def _toml(value: Any) -> str:
