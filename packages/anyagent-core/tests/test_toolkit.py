@@ -275,3 +275,24 @@ def test_every_diagnostic_code_has_a_meaning() -> None:
     codes = DiagnosticCode.all()
     assert len(codes) >= 20 and all(codes.values())
     assert codes[DiagnosticCode.STALL].startswith("No frame")
+
+
+def test_login_methods_run_this_installation_with_the_session_config_home(tmp_path: Path) -> None:
+    from anyagent import AgentInstallation, AgentProfile, EnvVarLogin, SessionOptions, TerminalLogin
+
+    profile = AgentProfile(
+        id="tiny",
+        name="Tiny",
+        wire="tiny",
+        executables=("tiny",),
+        login=(TerminalLogin(("tiny", "login"), "log in"), TerminalLogin(("other", "x")), EnvVarLogin("TINY_KEY")),
+        config_home_env="TINY_HOME",
+    )
+    installation = AgentInstallation.at("tiny", "/opt/tiny/bin/tiny")
+    options = SessionOptions.in_dir(tmp_path).config_home(tmp_path / "home")
+    first, second, third = toolkit.login_methods(installation, profile, options)
+    assert isinstance(first, TerminalLogin) and first.command == ("/opt/tiny/bin/tiny", "login")
+    assert first.env == {"TINY_HOME": str(tmp_path / "home")}
+    assert isinstance(second, TerminalLogin) and second.command == ("other", "x")  # not this agent's binary
+    assert third == EnvVarLogin("TINY_KEY")
+    assert toolkit.login_methods(installation, None, options) == ()

@@ -13,6 +13,7 @@ import pytest
 from anyagent import AgentProfile
 from anyagent_testkit.live import (
     CACHE_ENV,
+    CODEX_OFFLINE_ARGS,
     PINNED,
     LiveInstallError,
     default_cache,
@@ -46,6 +47,7 @@ PROFILES = {
         "claude-acp": (),
         "codex-acp": (),
         "hermes": ("acp",),
+        "codex": ("app-server",),
     }.items()
 }
 """Stand-in catalog profiles (the real ones come from the installed adapter packages)."""
@@ -161,13 +163,13 @@ def test_the_claude_recipe(tmp_path: Path) -> None:
 
 def test_the_codex_recipe_writes_a_fake_provider(tmp_path: Path) -> None:
     tomllib = pytest.importorskip("tomllib")
-    agent = prepare("codex", "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"))
+    agent = prepare("codex", "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"), profiles=PROFILES)
     config = tomllib.loads((Path(agent.env["CODEX_HOME"]) / "config.toml").read_text())
     assert config["model_provider"] == "fake"
     assert config["model_providers"]["fake"]["base_url"] == "http://127.0.0.1:9/v1"
     assert config["model_providers"]["fake"]["wire_api"] == "responses"
     assert agent.env[config["model_providers"]["fake"]["env_key"]]
-    assert agent.args[:1] == ("app-server",)
+    assert agent.args == ("app-server", *CODEX_OFFLINE_ARGS)  # the profile's args, then the offline flags
 
 
 def test_the_pi_recipe_gates_tools_through_an_extension(tmp_path: Path) -> None:
@@ -181,7 +183,8 @@ def test_the_pi_recipe_gates_tools_through_an_extension(tmp_path: Path) -> None:
 
 def test_protocol_args_come_from_the_profile_or_the_pin_table(tmp_path: Path) -> None:
     assert protocol_args("qwen", PROFILES) == ("--acp",)
-    assert protocol_args("codex", {}) == PINNED["codex"].args  # no adapter package drives codex
+    assert protocol_args("pi", {}) == PINNED["pi"].args  # no adapter package drives pi
+    assert protocol_args("codex", PROFILES) == ("app-server",)  # anyagent-codex's profile
     assert PINNED["claude"].args == ()  # claude's flags live in its profile only
     with pytest.raises(LiveInstallError, match="'claude-acp' profile that launches claude-agent-acp"):
         prepare("claude-agent-acp", "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"), profiles={})

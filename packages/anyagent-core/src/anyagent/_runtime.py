@@ -154,9 +154,13 @@ class Runtime:
         self._discovery.prewarm()
 
     async def discover(self) -> DiscoveryReport:
-        """Instant, read-only scan: installed agents plus missing ones with install hints."""
+        """Instant, read-only scan: installed agents plus missing ones with install hints.
+
+        Native adapters are listed before ACP bridges (a native ``codex`` before ``codex-acp``), so
+        the first entry for an agent is the richer wire; otherwise in registration order."""
         registry = self.registry()
-        report = await self._discovery.scan(registry.profiles.values())
+        profiles = sorted(registry.profiles.values(), key=lambda profile: profile.wire == "acp")
+        report = await self._discovery.scan(profiles)
         if registry.diagnostics:
             report = attrs.evolve(report, diagnostics=(*registry.diagnostics, *report.diagnostics))
         return report

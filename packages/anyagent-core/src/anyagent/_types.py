@@ -699,6 +699,8 @@ class DiagnosticCode:
     """The agent reported an error that did not end the turn."""
     API_RETRY = "api_retry"
     """The agent is retrying its model API."""
+    AGENT_WARNING = "agent_warning"
+    """The agent reported a warning; nothing failed and the turn goes on."""
 
     @classmethod
     def all(cls) -> dict[str, str]:

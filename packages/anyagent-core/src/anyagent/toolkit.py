@@ -55,13 +55,17 @@ import attrs
 from . import seam
 from ._attachments import FileTooLarge, NotRegularFile, read_attachment
 from ._errors import AgentError, ProcessExited, ProtocolFailed
+from ._installation import AgentInstallation, AgentProfile
 from ._modes import PORTABLE_MODES, describe_modes, mode_aliases
+from ._options import SessionOptions
 from ._types import (
     JSON,
     Cancelled,
     DiagnosticCode,
     DiagnosticLevel,
     Failed,
+    LoginMethod,
+    TerminalLogin,
 )
 from .process import CLOSE_GRACE, AgentProcess, spawn
 from .wire import (
@@ -88,6 +92,7 @@ __all__ = [
     "launching",
     "describe_modes",
     "mode_aliases",
+    "login_methods",
     "open_recorder",
     "read_attachment",
     "refuse",
@@ -131,6 +136,28 @@ def launch_env(request: seam.ConnectRequest, defaults: Mapping[str, str] | None 
         env.update(_str_map(quirks.get("root_env")))
     env.update(request.env or os.environ)
     return env
+
+
+def login_methods(
+    installation: AgentInstallation, profile: AgentProfile | None, options: SessionOptions
+) -> tuple[LoginMethod, ...]:
+    """The profile's login methods as this installation runs them: a ``TerminalLogin`` whose
+    command starts with one of the profile's executable names runs this installation's executable,
+    and carries the config-home variable ``options.config_home`` set (so the login lands there)."""
+    if profile is None:
+        return ()
+    env: dict[str, str] = {}
+    if options.config_home_dir is not None and profile.config_home_env:
+        env[profile.config_home_env] = str(options.config_home_dir)
+    methods: list[LoginMethod] = []
+    for method in profile.login:
+        if isinstance(method, TerminalLogin):
+            command = method.command
+            if command and command[0] in profile.executables:
+                command = (str(installation.executable_path), *command[1:])
+            method = TerminalLogin(command, method.description, {**method.env, **env})
+        methods.append(method)
+    return tuple(methods)
 
 
 def _str_map(value: object) -> dict[str, str]:

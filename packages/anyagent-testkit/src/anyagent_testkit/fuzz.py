@@ -66,6 +66,7 @@ from .replay import Line, LineKind, load_recording, write_replayer_shim
 __all__ = [
     "ACP_RULES",
     "CLAUDE_RULES",
+    "CODEX_RULES",
     "MUTATIONS",
     "Action",
     "FuzzCase",
@@ -226,6 +227,45 @@ ACP_RULES = WireRules(
     unknown=_acp_unknown,
 )
 """The Agent Client Protocol: ``session/prompt`` is a prompt, ``session/cancel`` a cancel, its reply ends."""
+
+
+def _codex_action(frame: Any) -> Action | None:
+    if not isinstance(frame, dict):
+        return None
+    method = frame.get("method")
+    if method == "turn/start":
+        params = frame.get("params")
+        items = params.get("input") if isinstance(params, dict) else None
+        return Action("prompt", _text_of_blocks(items))
+    if method == "turn/interrupt":
+        return Action("cancel")
+    if method is None and "id" in frame:
+        return Action("answer")
+    return None
+
+
+def _codex_unknown(rng: random.Random) -> Any:
+    return rng.choice(
+        [
+            {"method": f"fuzz/{rng.randrange(1000)}", "params": {"threadId": "x"}},
+            {"id": 90000 + rng.randrange(1000), "method": "fuzz/unknown", "params": {}},
+            {"id": 91000 + rng.randrange(1000), "result": {}},
+            {"method": "item/started", "params": {"item": {"type": f"fuzz{rng.randrange(1000)}", "id": "f1"}}},
+            {"method": "turn/completed", "params": {"threadId": "another-thread", "turn": {"id": "t"}}},
+            [],
+            17,
+        ]
+    )
+
+
+CODEX_RULES = WireRules(
+    name="codex",
+    action=_codex_action,
+    is_end=lambda frame, _ids: isinstance(frame, dict) and frame.get("method") == "turn/completed",
+    prompt_id=lambda frame: None,
+    unknown=_codex_unknown,
+)
+"""Codex's app server: ``turn/start`` is a prompt, ``turn/interrupt`` a cancel, ``turn/completed`` ends."""
 
 
 # ---------------------------------------------------------------------------------------------

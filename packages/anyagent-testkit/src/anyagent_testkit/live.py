@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CACHE_ENV",
+    "CODEX_OFFLINE_ARGS",
     "PINNED",
     "LiveAgent",
     "LiveInstallError",
@@ -95,13 +96,7 @@ PINNED: Mapping[str, PinnedCli] = MappingProxyType(
         cli.id: cli
         for cli in (
             PinnedCli("claude", "@anthropic-ai/claude-code", "2.1.332", "claude", profile="claude"),
-            PinnedCli(
-                "codex",
-                "@openai/codex",
-                "0.171.0",
-                "codex",
-                args=("app-server", "--disable", "plugins", "--disable", "remote_plugin", "--disable", "apps"),
-            ),
+            PinnedCli("codex", "@openai/codex", "0.171.0", "codex", profile="codex"),
             PinnedCli("opencode", "opencode-ai", "1.18.33", "opencode", args=("serve", "--hostname", "127.0.0.1")),
             PinnedCli("pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi", args=("--mode", "rpc")),
             PinnedCli("qwen", "@qwen-code/qwen-code", "0.15.10", "qwen", profile="qwen"),
@@ -479,11 +474,17 @@ def _codex_config(url: str, env_key: str) -> str:
     )
 
 
+CODEX_OFFLINE_ARGS = ("--disable", "plugins", "--disable", "remote_plugin", "--disable", "apps")
+"""Appended to ``codex app-server``: no curated-plugin sync, no remote plugins, no apps (the only
+outbound lookups codex makes against a custom provider)."""
+
+
 def _codex(layout: _Layout, url: str) -> _Configured:
     codex_home = layout.home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
     (codex_home / "config.toml").write_text(_codex_config(url, "FAKE_API_KEY"), encoding="utf-8")
-    return {"CODEX_HOME": str(codex_home), "FAKE_API_KEY": FAKE_KEY, "RUST_LOG": "warn"}, ()
+    env = {"CODEX_HOME": str(codex_home), "FAKE_API_KEY": FAKE_KEY, "RUST_LOG": "warn"}
+    return env, CODEX_OFFLINE_ARGS
 
 
 def _opencode(layout: _Layout, url: str) -> _Configured:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import shlex
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ._http import HttpReplayServer, HttpTimeline, load_http_timeline, parse_http_timeline
@@ -54,6 +54,8 @@ __all__ = [
     "parse_http_timeline",
     "parse_recording",
     "replay_command",
+    "replayer_launches",
+    "write_replayer_sequence",
     "write_replayer_shim",
 ]
 
@@ -112,3 +114,43 @@ def write_replayer_shim(
     script.write_text(f'#!/bin/sh\nexec {shlex.join(argv)} -- "$@"\n', encoding="utf-8")
     script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return script
+
+
+def write_replayer_sequence(
+    directory: str | Path,
+    recording: str | Path,
+    *,
+    name: str = "agent",
+    strict: bool = False,
+    realtime: bool = False,
+    dies: Iterable[int] = (),
+) -> Path:
+    """Write an executable ``directory/name`` that plays the next process of ``recording`` each
+    time it is launched (process 1, then 2, …), for a session that relaunches its agent (a
+    resume in a new process, a relaunch for a setting). Processes numbered in ``dies`` exit where
+    the recording says they exited; the others wait for stdin to close. ``replayer_launches``
+    counts the launches. POSIX only."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    counter = folder / f".{name}-launches"
+    base = replay_command(recording, strict, realtime=realtime)[:-1]
+    dying = " ".join(str(number) for number in dies) or "none"
+    script = folder / name
+    script.write_text(
+        "#!/bin/sh\n"
+        f"n=$(cat {shlex.quote(str(counter))} 2>/dev/null || echo 0)\n"
+        "n=$((n + 1))\n"
+        f"echo $n > {shlex.quote(str(counter))}\n"
+        "extra=''\n"
+        f'for d in {dying}; do [ "$d" = "$n" ] && extra=--exit-as-recorded; done\n'
+        f'exec {shlex.join(base)} --process "$n" $extra {shlex.quote(str(Path(recording).absolute()))} -- "$@"\n',
+        encoding="utf-8",
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return script
+
+
+def replayer_launches(directory: str | Path, name: str = "agent") -> int:
+    """How many times the ``write_replayer_sequence`` executable ``directory/name`` was launched."""
+    counter = Path(directory) / f".{name}-launches"
+    return int(counter.read_text()) if counter.exists() else 0

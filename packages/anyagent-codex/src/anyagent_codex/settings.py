@@ -1,0 +1,151 @@
+"""Codex's settings as ``ConfigOption``s: ``model`` and ``effort`` from the catalog codex reports
+(``model/list``), ``fast`` where the model offers that service tier, ``sandbox`` and ``mode`` (the
+approval policy). All are live: codex takes them per turn (``turn/start`` overrides that stick
+for the turns after), so ``configure`` only changes what the next ``turn/start`` carries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from anyagent import BooleanKind, ConfigChoice, ConfigOption, ConfigValue, SelectKind
+from anyagent import jsonread as j
+
+__all__ = ["MODES", "SANDBOXES", "Settings"]
+
+SANDBOXES: Mapping[str, str] = {
+    "read-only": "readOnly",
+    "workspace-write": "workspaceWrite",
+    "danger-full-access": "dangerFullAccess",
+}
+"""Our ``sandbox`` values (codex's ``SandboxMode`` spelling) → the ``SandboxPolicy`` type."""
+
+MODES: tuple[tuple[str, str], ...] = (
+    ("untrusted", "Ask before anything but trusted reads"),
+    ("on-request", "The model asks when it needs to leave the sandbox"),
+    ("never", "Never ask; failures go back to the model"),
+)
+"""The approval policies codex takes per thread and per turn (``AskForApproval``)."""
+
+_FAST_TIER = "fast"
+
+
+@attrs.define
+class Settings:
+    """What the session runs with, and what the next ``turn/start`` must change."""
+
+    models: list[dict[str, Any]] = attrs.Factory(list)
+    model: str | None = None
+    effort: str | None = None
+    fast: bool = False
+    sandbox: str | None = None
+    mode: str | None = None
+    pending: dict[str, ConfigValue] = attrs.Factory(dict)
+
+    def adopt_thread(self, result: Mapping[str, Any]) -> None:
+        """Take the model, effort, sandbox and approval policy a ``thread/*`` result reports."""
+        self.model = j.nonempty(result.get("model")) or self.model
+        self.effort = j.nonempty(result.get("reasoningEffort")) or self.effort
+        self.fast = j.text(result.get("serviceTier")) == _FAST_TIER
+        policy = j.obj(result.get("sandbox")).get("type")
+        for mode, kind in SANDBOXES.items():
+            if policy == kind:
+                self.sandbox = mode
+        approval = result.get("approvalPolicy")
+        if isinstance(approval, str):
+            self.mode = approval
+
+    def _model(self) -> dict[str, Any]:
+        for model in self.models:
+            if self.model in (model.get("model"), model.get("id")):
+                return model
+        return {}
+
+    def efforts(self) -> list[ConfigChoice]:
+        """The reasoning efforts the current model offers."""
+        choices = []
+        for option in j.arr(self._model().get("supportedReasoningEfforts")):
+            value = j.nonempty(j.obj(option).get("reasoningEffort"))
+            if value is not None:
+                choices.append(ConfigChoice(value, value, j.nonempty(j.obj(option).get("description"))))
+        return choices
+
+    def offers_fast(self) -> bool:
+        """True when the current model lists the ``fast`` service tier."""
+        return any(j.obj(tier).get("id") == _FAST_TIER for tier in j.arr(self._model().get("serviceTiers")))
+
+    def options(self) -> tuple[ConfigOption, ...]:
+        """The options to report, rebuilt for the current model."""
+        models = [
+            ConfigChoice(value, j.text(model.get("displayName"), value), j.nonempty(model.get("description")))
+            for model in self.models
+            if (value := j.nonempty(model.get("model")) or j.nonempty(model.get("id")))
+            and not j.flag(model.get("hidden"))
+        ]
+        if self.model and not any(choice.value == self.model for choice in models):
+            models.insert(0, ConfigChoice(self.model, self.model))
+        options = [ConfigOption("model", "Model", SelectKind(models), self.model, category="model")]
+        efforts = self.efforts()
+        if efforts:
+            current = self.effort or j.nonempty(self._model().get("defaultReasoningEffort"))
+            options.append(
+                ConfigOption("effort", "Reasoning effort", SelectKind(efforts), current, category="thought_level")
+            )
+        if self.offers_fast():
+            options.append(ConfigOption("fast", "Fast mode", BooleanKind(), self.fast))
+        sandboxes = [ConfigChoice(value, value) for value in SANDBOXES]
+        options.append(ConfigOption("sandbox", "Sandbox", SelectKind(sandboxes), self.sandbox))
+        modes = [ConfigChoice(value, value, description) for value, description in MODES]
+        options.append(ConfigOption("mode", "Approval policy", SelectKind(modes), self.mode, category="mode"))
+        return tuple(options)
+
+    def configuration(self) -> dict[str, ConfigValue]:
+        """The current values, by option id (options without a value left out)."""
+        values: dict[str, ConfigValue] = {}
+        for option in self.options():
+            if option.current is not None:
+                values[option.id] = option.current
+        return values
+
+    def option(self, option_id: str) -> ConfigOption | None:
+        """The option ``option_id`` as reported now."""
+        return next((option for option in self.options() if option.id == option_id), None)
+
+    def set(self, option_id: str, value: ConfigValue) -> None:
+        """Take a (validated) value; the next ``turn/start`` carries it."""
+        if option_id == "model" and isinstance(value, str):
+            self.model = value
+            offered = {choice.value for choice in self.efforts()}
+            if self.effort is not None and self.effort not in offered:
+                self.effort = None
+                self.pending.pop("effort", None)
+        elif option_id == "effort" and isinstance(value, str):
+            self.effort = value
+        elif option_id == "fast" and isinstance(value, bool):
+            self.fast = value
+        elif option_id == "sandbox" and isinstance(value, str):
+            self.sandbox = value
+        elif option_id == "mode" and isinstance(value, str):
+            self.mode = value
+        self.pending[option_id] = value
+
+    def turn_overrides(self) -> dict[str, Any]:
+        """The ``turn/start`` fields for settings changed since the last turn (then forgotten:
+        codex keeps a turn's overrides for the turns after it)."""
+        fields: dict[str, Any] = {}
+        for option_id in self.pending:
+            if option_id == "model" and self.model:
+                fields["model"] = self.model
+            elif option_id == "effort" and self.effort:
+                fields["effort"] = self.effort
+            elif option_id == "fast":
+                fields["serviceTier"] = _FAST_TIER if self.fast else None
+            elif option_id == "sandbox" and self.sandbox is not None and self.sandbox in SANDBOXES:
+                fields["sandboxPolicy"] = {"type": SANDBOXES[self.sandbox]}
+            elif option_id == "mode" and self.mode:
+                fields["approvalPolicy"] = self.mode
+        self.pending.clear()
+        return fields

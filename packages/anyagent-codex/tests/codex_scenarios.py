@@ -1,0 +1,332 @@
+"""Scenarios both tiers run: live against the pinned ``codex`` and the fake model (recording the
+wire when asked), recorded by replaying that wire through the adapter. Each asserts events.
+
+Prompts use the fake model's keywords: ``RUN <command>`` (an escalated ``exec_command``, so codex
+asks for approval), ``SLOW n`` (n text chunks, 0.1 s apart), anything else an echo.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+import pytest
+from codex_harness import WAIT, Harness
+
+from anyagent import (
+    Answer,
+    AuthRequired,
+    Cancelled,
+    Completed,
+    ContextCompacted,
+    ContextUsage,
+    Diagnostic,
+    DiagnosticCode,
+    Failed,
+    Input,
+    MessageEnded,
+    PermissionChoice,
+    PermissionRequest,
+    RequestClosed,
+    RequestOpened,
+    Session,
+    SessionOptions,
+    SessionUpdated,
+    Steered,
+    TextDelta,
+    ToolStatus,
+    ToolUpdated,
+    TurnEnded,
+)
+from anyagent_codex import FORK_POINT
+from anyagent_testkit.events import EventReader, kinds, text_of
+
+ECHO = "Hello from the fake model. You said: "
+
+
+@attrs.frozen
+class Scenario:
+    """A scenario and the world it needs: ``bad_key`` (the model answers 401), ``dead_model``
+    (nothing listens where the model should be), ``max_retries`` (the adapter's retry bound)."""
+
+    run: Callable[[Harness], Awaitable[None]]
+    bad_key: bool = False
+    dead_model: bool = False
+    max_retries: int | None = None
+
+
+SCENARIOS: dict[str, Scenario] = {}
+Run = Callable[[Harness], Awaitable[None]]
+
+
+def scenario(func: Run | None = None, **world: Any) -> Any:
+    def register(func: Run) -> Run:
+        SCENARIOS[func.__name__.replace("_", "-")] = Scenario(func, **world)
+        return func
+
+    return register(func) if func is not None else register
+
+
+@asynccontextmanager
+async def opened(h: Harness, options: SessionOptions | None = None) -> AsyncIterator[tuple[Session, EventReader]]:
+    """A session opened in ``h`` (closed on the way out) and a bounded reader of its events."""
+    session, events = await h.runtime.open(h.agent, options or h.options())
+    async with session:
+        yield session, EventReader(events, timeout=WAIT)
+
+
+async def _skills_listed(reader: EventReader) -> None:
+    """Wait for the info update that brings codex's skills (answered just after open), so the next
+    ``SessionUpdated`` read is the one a command caused."""
+    await reader.match(lambda e: isinstance(e.kind, SessionUpdated) and bool(e.kind.info.details.commands))
+
+
+def _ended(events: list[object]) -> TurnEnded:
+    [end] = kinds(events, TurnEnded)  # type: ignore[arg-type]
+    return end
+
+
+@scenario
+async def text_turn(h: Harness) -> None:
+    async with opened(h) as (session, reader):
+        await session.prompt("hello there")
+        turn = await reader.turn()
+        assert text_of(turn) == ECHO + "hello there"
+        assert isinstance(_ended(turn).stop, Completed)
+        assert kinds(turn, MessageEnded), "the message ended before the turn"
+        [*_, usage] = kinds(turn, ContextUsage)
+        assert usage.used_tokens > 0 and usage.window_tokens
+        ended = [e for e in turn if isinstance(e.kind, MessageEnded)]
+        assert ended[-1].extensions.get(FORK_POINT), "the message carries its turn as a fork point"
+        assert session.info().details.commands, "codex's skills arrived as slash commands after open"
+
+
+async def _approval(h: Harness, choice: PermissionChoice) -> list[object]:
+    async with opened(h) as (session, reader):
+        await session.prompt("RUN echo approved-run")
+        request = (await reader.kind(RequestOpened)).request
+        assert isinstance(request, PermissionRequest)
+        assert "echo approved-run" in request.tool.title
+        assert PermissionChoice.ALLOW_ONCE in request.options and PermissionChoice.DENY_ONCE in request.options
+        await session.answer(request.id, Answer.permission(choice))
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        return list(reader.seen)
+
+
+@scenario
+async def approval_accept(h: Harness) -> None:
+    seen = await _approval(h, PermissionChoice.ALLOW_ONCE)
+    final = [u.tool for u in kinds(seen, ToolUpdated) if not u.tool.status.active]  # type: ignore[arg-type]
+    assert final and final[-1].status is ToolStatus.COMPLETED
+    assert "approved-run" in (final[-1].output or "")
+    assert "The tool finished" in text_of(seen)  # type: ignore[arg-type]
+
+
+@scenario
+async def approval_decline(h: Harness) -> None:
+    seen = await _approval(h, PermissionChoice.DENY_ONCE)
+    final = [u.tool for u in kinds(seen, ToolUpdated) if not u.tool.status.active]  # type: ignore[arg-type]
+    assert final and final[-1].status is ToolStatus.FAILED, "a declined command ends failed"
+
+
+@scenario
+async def cancel_streaming(h: Harness) -> None:
+    async with opened(h) as (session, reader):
+        await session.prompt("SLOW 40")
+        await reader.kind(TextDelta)
+        await session.cancel()
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Cancelled)
+        await session.prompt("are you still there")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        assert text_of(turn).endswith("are you still there")
+
+
+@scenario
+async def cancel_with_approval_pending(h: Harness) -> None:
+    async with opened(h) as (session, reader):
+        await session.prompt("RUN echo never-runs")
+        request = (await reader.kind(RequestOpened)).request
+        await session.cancel()
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Cancelled)
+        assert request.id in [closed.request_id for closed in kinds(reader.seen, RequestClosed)]
+        await session.prompt("after the cancel")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed), "the late serverRequest/resolved starts no turn"
+        assert len(kinds(reader.seen, TurnEnded)) == 2
+
+
+@scenario
+async def steer_mid_turn(h: Harness) -> None:
+    async with opened(h) as (session, reader):
+        await session.prompt("SLOW 15")
+        await reader.kind(TextDelta)
+        delivery = await session.prompt("steered in")
+        assert isinstance(delivery.kind, Steered)
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        assert ECHO + "steered in" in text_of(reader.seen), "the model answered the steered text in the same turn"
+        assert len(kinds(reader.seen, TurnEnded)) == 1
+
+
+@scenario
+async def configure_settings(h: Harness) -> None:
+    async with opened(h) as (session, reader):
+        await _skills_listed(reader)
+        await session.configure("sandbox", "read-only")
+        info = (await reader.kind(SessionUpdated)).info
+        assert info.configuration["sandbox"] == "read-only"
+        await session.configure("mode", "never")
+        info = (await reader.kind(SessionUpdated)).info
+        assert info.configuration["mode"] == "never"
+        assert info.details.option("effort") is None, "the fake model has no catalog entry, so no efforts"
+        await session.configure("model", "gpt-5.5")
+        info = (await reader.kind(SessionUpdated)).info
+        assert info.configuration["model"] == "gpt-5.5"
+        effort = info.details.option("effort")
+        assert effort is not None, "a catalog model brings its reasoning efforts"
+        choices = [choice.value for choice in effort.kind.choices]  # type: ignore[union-attr]
+        assert "low" in choices
+        await session.configure("effort", "low")
+        info = (await reader.kind(SessionUpdated)).info
+        assert info.configuration["effort"] == "low"
+        await session.prompt("configured")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+    if h.fake is not None:
+        body = h.fake.model_calls()[-1].body
+        assert body.get("model") == "gpt-5.5"
+        assert body.get("reasoning", {}).get("effort") == "low", body.get("reasoning")
+
+
+@scenario
+async def resume_new_process(h: Harness) -> None:
+    async with opened(h) as (session, reader):
+        await session.prompt("remember PINEAPPLE")
+        await reader.turn()
+        token = session.info().resume_token
+    assert token
+    async with opened(h, h.options().resume(token)) as (session, reader):
+        assert session.info().resume_token == token
+        await session.prompt("what did I say")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+    if h.fake is not None:
+        assert "PINEAPPLE" in str(h.fake.model_calls()[-1].body), "the resumed thread carries its history"
+
+
+@scenario
+async def fork_thread(h: Harness) -> None:
+    async with opened(h) as (session, reader):
+        await session.prompt("the original ORANGE")
+        await reader.turn()
+        token = session.info().resume_token
+    assert token
+    async with opened(h, h.options().fork_from(token)) as (session, reader):
+        assert session.info().resume_token not in (None, token), "a fork is a new thread"
+        await session.prompt("in the fork")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+    if h.fake is not None:
+        assert "ORANGE" in str(h.fake.model_calls()[-1].body), "the fork carries the original's history"
+
+
+@scenario
+async def rollback_turn(h: Harness) -> None:
+    async with opened(h) as (session, reader):
+        await _skills_listed(reader)
+        await session.prompt("keep KIWI")
+        await reader.turn()
+        await session.prompt("forget MANGO")
+        await reader.turn()
+        await session.rollback(1)
+        await reader.kind(SessionUpdated)
+        await session.prompt("after the rollback")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+    if h.fake is not None:
+        body = str(h.fake.model_calls()[-1].body)
+        assert "KIWI" in body and "MANGO" not in body, "the rewound turn left the conversation"
+
+
+@scenario
+async def compact_thread(h: Harness) -> None:
+    async with opened(h) as (session, reader):
+        await session.prompt("something to compact")
+        await reader.turn()
+        await session.compact()
+        turn = await reader.turn()
+        assert kinds(turn, ContextCompacted), "compaction reports ContextCompacted"
+        assert not isinstance(_ended(turn).stop, Failed)
+
+
+def png(width: int = 8, height: int = 8) -> bytes:
+    """A valid RGB PNG of one colour."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    rows = b"".join(b"\x00" + b"\xff\x80\x00" * width for _ in range(height))
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@scenario
+async def image_attachment(h: Harness) -> None:
+    image = h.workspace / "dot.png"
+    image.write_bytes(png())
+    async with opened(h) as (session, reader):
+        await session.prompt(Input("what is in this picture", attachments=(image,)))
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        assert text_of(turn).startswith(ECHO)
+    if h.fake is not None:
+        body = str(h.fake.model_calls()[-1].body)
+        assert "input_image" in body and "could not be processed" not in body, "the image reached the model"
+
+
+@scenario
+async def steer_as_the_turn_starts(h: Harness) -> None:
+    async with opened(h) as (session, reader):
+        await session.prompt("SLOW 10")
+        await reader.kind(Diagnostic)  # codex's first frame of the turn, just before it names the turn:
+        delivery = await session.prompt("early steer")  # the steer waits in the adapter if it comes first
+        assert isinstance(delivery.kind, Steered), (delivery, reader.seen)
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        assert ECHO + "early steer" in text_of(reader.seen)
+
+
+@scenario(dead_model=True, max_retries=2)
+async def model_unreachable(h: Harness) -> None:
+    async with opened(h) as (session, reader):
+        await session.prompt("hello")
+        turn = await reader.turn()
+        stop = _ended(turn).stop
+        assert isinstance(stop, Failed) and "gave up after 2 retries" in stop.message, stop
+        retries = [e for e in kinds(turn, Diagnostic) if e.diagnostic.code == DiagnosticCode.API_RETRY]
+        assert len(retries) == 2
+        await session.prompt("still there")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Failed), "the next turn runs (and fails the same way)"
+
+
+@scenario(bad_key=True)
+async def auth_lost(h: Harness) -> None:
+    async with opened(h) as (session, reader):
+        await session.prompt("hello")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Failed)
+        with pytest.raises(AuthRequired) as caught:
+            await reader.rest()
+        assert caught.value.login, "the login methods come with it"
+
+
+__all__ = ["SCENARIOS", "Scenario"]
