@@ -54,14 +54,16 @@ Scenario = Callable[[Harness], Awaitable[None]]
 
 @attrs.frozen
 class Spec:
-    """A scenario, the processes of its recording that exit by themselves, and whether the
-    replay must keep the recorded pace (a scenario that acts mid-stream)."""
+    """A scenario, the processes of its recording that exit by themselves, whether the replay
+    must keep the recorded pace (a scenario that acts mid-stream), and whether pi loads the test
+    extension ``fixtures/ask-colour.ts``."""
 
     run: Scenario
     dies: tuple[int, ...] = ()
     realtime: bool = False
-    gate: bool = False
     extension: bool = False
+    live_only: int = 0
+    """Recorded processes the replay does not launch (their checks need the real pi)."""
 
 
 def completed(events: list[Any]) -> TurnEnded:
@@ -277,8 +279,11 @@ async def resume(h: Harness) -> None:
         completed(await reader2.turn())
         if h.live:
             assert "TANGERINE" in h.history()
-    with pytest.raises(ResumeFailed):
+    with pytest.raises(ResumeFailed):  # a path: pi would start an empty session there
         await h.runtime.open(h.agent, h.options().resume(f"{h.workspace}/no-such-session.jsonl"))
+    if h.live:  # an unknown id: pi exits saying so on stderr (recordings keep no stderr)
+        with pytest.raises(ResumeFailed, match="No session found"):
+            await h.runtime.open(h.agent, h.options().resume("0123abcd"))
 
 
 async def generate(h: Harness) -> None:
@@ -301,6 +306,6 @@ SCENARIOS: dict[str, Spec] = {
     "configure-model": Spec(configure_model),
     "context-usage": Spec(context_usage),
     "compact": Spec(compact),
-    "resume": Spec(resume),
+    "resume": Spec(resume, live_only=1),
     "generate": Spec(generate),
 }

@@ -110,10 +110,7 @@ def _extra_args(options: SessionOptions, gate: Path | None) -> list[str]:
     if options.no_tools:
         args += ["--no-tools", "--no-session"]
     elif options.resume_token is not None:
-        token = options.resume_token
-        if ("/" in token or token.endswith(".jsonl")) and not Path(token).is_file():
-            raise ResumeFailed(f"pi has no session file {token}")
-        args += ["--session", token]
+        args += ["--session", options.resume_token]
     if gate is not None:
         args += ["-e", str(gate)]
     return args
@@ -205,11 +202,22 @@ class PiAdapter(seam.Adapter):
         """
         async with _launching(request) as setup:
             connection = await setup.open()
+            resuming = request.options.resume_token is not None
             try:
                 handshake = await _handshake(connection)
+            except AgentError as exc:
+                await connection.close(grace=0.5)
+                stderr = connection.process.stderr_tail
+                if resuming and "No session found" in stderr:
+                    raise ResumeFailed(stderr.strip().splitlines()[-1]) from exc
+                raise
             except BaseException:
                 await connection.close(grace=0.5)
                 raise
+            if resuming and not handshake.state.get("messageCount"):
+                # pi opens a new, empty session at a session-file path that does not exist
+                await connection.close(grace=0.5)
+                raise ResumeFailed(f"pi has no conversation in {request.options.resume_token}")
             auth = _auth(handshake, setup.login)
             if isinstance(auth, Unauthenticated):
                 await connection.close(grace=0.5)
