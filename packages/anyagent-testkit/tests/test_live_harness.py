@@ -42,6 +42,7 @@ PROFILES = {
         "gemini": ("--acp",),
         "claude-acp": (),
         "codex-acp": (),
+        "pi": ("--mode", "rpc"),
     }.items()
 }
 """Stand-in catalog profiles (the real ones come from the installed adapter packages)."""
@@ -167,8 +168,7 @@ def test_the_codex_recipe_writes_a_fake_provider(tmp_path: Path) -> None:
 
 
 def test_the_pi_recipe_writes_models_and_an_unloaded_gate_extension(tmp_path: Path) -> None:
-    pi = AgentProfile(id="pi", name="pi", wire="pi", executables=("pi",), args=("--mode", "rpc"))
-    agent = prepare("pi", "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"), profiles={"pi": pi})
+    agent = prepare("pi", "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"), profiles=PROFILES)
     models = json.loads((Path(agent.env["PI_CODING_AGENT_DIR"]) / "models.json").read_text())
     assert models["providers"]["fake"]["baseUrl"] == "http://127.0.0.1:9"
     assert all(model["reasoning"] for model in models["providers"]["fake"]["models"])
