@@ -17,7 +17,8 @@ What maps to what:
   → ``TextDelta`` / ``ReasoningDelta``. A user message after the run's first (a steer pi
   delivered) → ``UserMessage``.
 * ``tool_execution_start|update|end`` → ``ToolUpdated`` (running with its growing output, then
-  completed or failed; a ``write`` carries its ``FileDiff``).
+  completed or failed — cancelled when it failed while anyagent cancels; a ``write`` carries its
+  ``FileDiff``).
 * ``compaction_end`` → ``ContextCompacted``; ``auto_retry_start`` → ``api_retry``;
   ``extension_error`` → ``agent_error``; ``queue_update``, ``turn_start``/``turn_end``,
   ``auto_retry_end``, ``compaction_start`` carry nothing the engine needs; anything else →
@@ -260,7 +261,9 @@ class Translator:
             and isinstance(content, str)
         ):
             diffs = (FileDiff(tool.input.path or "", content),)
-        status = ToolStatus.FAILED if failed else ToolStatus.COMPLETED
+        status = ToolStatus.COMPLETED
+        if failed:  # a tool pi stops because of anyagent's cancel (or a dismissed gate) is cancelled
+            status = ToolStatus.CANCELLED if self.cancelling else ToolStatus.FAILED
         out.events.append(
             seam.Content(ToolUpdated(attrs.evolve(tool, status=status, output=_cut(output), diffs=diffs)))
         )
