@@ -253,7 +253,7 @@ class PiDriver(seam.Driver):
         self._steer = handshake.clear_queue
         self._gate = setup.gate is not None
         self._dialogs: toolkit.RequestBook[Dialog] = toolkit.RequestBook(self._dismiss)
-        self._compacting = False
+        self._command_turn = False
         state = handshake.state
         self._model: Mapping[str, Any] = j.obj(state.get("model"))
         self._effort = j.text(state.get("thinkingLevel"), "off")
@@ -466,6 +466,7 @@ class PiDriver(seam.Driver):
     async def _start_turn(self, command: seam.StartTurn) -> None:
         fields, problems = await prompt_fields(command.input)
         self._translator.begin_turn(command.turn_id)
+        self._command_turn = command.input.content.startswith("/")
         turn_id = command.turn_id
 
         async def accepted(reply: Reply) -> None:
@@ -478,8 +479,10 @@ class PiDriver(seam.Driver):
                     await self.loop.send(seam.AuthLost(self._setup.login))
                     return
                 await self.loop.send(self._translator.end_turn(Failed(error)))
-            elif not self._translator.running:
-                await self._send("get_state", on_reply=settled)  # an extension command runs no model
+            elif self._command_turn and not self._translator.running:
+                # pi answers an extension command's prompt when the command is done, and that may
+                # have run no model (no agent_start/agent_end): ask whether anything streams
+                await self._send("get_state", on_reply=settled)
 
         async def settled(reply: Reply) -> None:
             streaming = j.obj(reply.get("data")).get("isStreaming") is True
@@ -494,7 +497,10 @@ class PiDriver(seam.Driver):
             await self.loop.send(self._translator.end_turn(Failed(_STOPPED)))
 
     async def _steer_turn(self, command: seam.Steer) -> None:
-        if not self._steer or not self._translator.running or self._translator.cancelling:
+        # pi reads its commands in order: a steer written after our prompt lands in that prompt's run
+        # (a prompt that is an extension command runs no model: its steer would wait for the next)
+        in_turn = self._translator.running or (self._translator.turn_id is not None and not self._command_turn)
+        if not self._steer or not in_turn or self._translator.cancelling:
             await self.loop.send(seam.SteerResult(False))  # the engine queues it
             return
         fields, problems = await prompt_fields(command.input)
@@ -517,10 +523,8 @@ class PiDriver(seam.Driver):
 
     async def _compact(self) -> None:
         self._translator.begin_turn(None)
-        self._compacting = True
 
         async def done(reply: Reply) -> None:
-            self._compacting = False
             if reply.get("success") is True:
                 await self.loop.send(self._translator.end_turn(Completed()))
                 return
@@ -530,7 +534,6 @@ class PiDriver(seam.Driver):
             await self.loop.send(self._translator.end_turn(Failed(error)))
 
         if await self._send("compact", on_reply=done) is None:
-            self._compacting = False
             await self.loop.send(self._translator.end_turn(Failed(_STOPPED)))
 
     async def _configure(self, command: seam.Configure) -> None:
