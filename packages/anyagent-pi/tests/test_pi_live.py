@@ -13,7 +13,7 @@ import pytest
 from pi_harness import RECORDINGS, SANITIZED_ROOT, Harness, recording_wanted, runtime_with_env, sanitize
 from pi_scenarios import SCENARIOS
 
-from anyagent import AgentInstallation
+from anyagent import AgentInstallation, Authenticated, AuthRequired, SessionOptions, Unauthenticated
 from anyagent_testkit.live import LiveAgent
 
 pytestmark = [pytest.mark.live, pytest.mark.anyio]
@@ -37,3 +37,21 @@ async def test_scenario(name: str, live_agent: Callable[..., LiveAgent], fake_mo
         await spec.run(harness)
     if record is not None:
         sanitize(record, RECORDINGS / f"{name}.jsonl", {str(agent.root): SANITIZED_ROOT, str(agent.executable): "pi"})
+
+
+async def test_no_provider_key_is_auth_required_with_the_logins(live_agent: Callable[..., LiveAgent]) -> None:
+    """No models.json, no provider key: pi has no model it can use."""
+    agent = live_agent("pi")
+    empty = agent.root / "empty-agent-dir"
+    empty.mkdir()
+    env = {**agent.env, "PI_CODING_AGENT_DIR": str(empty)}
+    bare = AgentInstallation.at("pi", agent.executable)  # the profile's own arguments only
+    async with runtime_with_env(env) as runtime:
+        with pytest.raises(AuthRequired) as caught:
+            await runtime.open(bare, SessionOptions.in_dir(agent.workspace))
+        commands = [getattr(method, "command", None) for method in caught.value.login]
+        assert (str(agent.executable),) in commands
+        assert any(getattr(method, "name", None) == "ANTHROPIC_API_KEY" for method in caught.value.login)
+        assert isinstance(await runtime.probe_auth(bare), Unauthenticated)
+    async with runtime_with_env(agent.env) as runtime:
+        assert isinstance(await runtime.probe_auth(installation(agent)), Authenticated)
