@@ -394,7 +394,13 @@ class PiDriver(seam.Driver):
     async def _on_frame(self, frame: Incoming) -> None:
         if not isinstance(frame, dict):
             return
-        if frame.get("type") == "response":
+        kind = frame.get("type")
+        if kind == "message_update":  # most frames: straight to the engine
+            delta = self._translator.delta(frame)
+            if delta is not None:
+                await self.loop.send(delta)
+            return
+        if kind == "response":
             if not await self._connection.resolve(frame) and frame.get("success") is False:
                 await self.loop.diagnostic(
                     f"pi refused a command: {j.text(frame.get('error'), '')}",

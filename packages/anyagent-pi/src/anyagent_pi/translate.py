@@ -194,18 +194,25 @@ class Translator:
                 text = _text_of(message.get("content")) or j.text(message.get("content"), "")
                 out.events.append(seam.Content(UserMessage(f"pi-u{next(self._ids)}", text)))
 
-    def _message_update(self, frame: Mapping[str, Any], out: Translation) -> None:
-        event = j.obj(frame.get("assistantMessageEvent"))
+    def delta(self, frame: Mapping[str, Any]) -> seam.Content | None:
+        """A ``message_update`` frame's text or thinking delta (the hot path: no ``Translation``)."""
+        event = frame.get("assistantMessageEvent")
+        if not isinstance(event, dict):
+            return None
         kind = event.get("type")
-        if kind not in ("text_delta", "thinking_delta"):
-            return
-        delta = j.text(event.get("delta"), "")
-        if not delta:
-            return
+        delta = event.get("delta")
+        if not delta or not isinstance(delta, str) or kind not in ("text_delta", "thinking_delta"):
+            return None
         if self._message is None:
             self._message = f"pi-m{next(self._ids)}"
-        made = TextDelta(self._message, delta) if kind == "text_delta" else ReasoningDelta(self._message, delta)
-        out.events.append(seam.Content(made))
+        return seam.Content(
+            TextDelta(self._message, delta) if kind == "text_delta" else ReasoningDelta(self._message, delta)
+        )
+
+    def _message_update(self, frame: Mapping[str, Any], out: Translation) -> None:
+        made = self.delta(frame)
+        if made is not None:
+            out.events.append(made)
 
     def _message_end(self, frame: Mapping[str, Any], out: Translation) -> None:
         message = j.obj(frame.get("message"))
