@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import stat
-import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +20,7 @@ import anyagent
 from anyagent import AgentInstallation, Runtime, SessionOptions, seam
 from anyagent_pi.adapter import PiAdapter
 from anyagent_pi.profile import PROFILE
+from anyagent_testkit.replay import write_process_shim
 
 RECORDINGS = Path(__file__).parent / "recordings"
 RECORD_ENV = "ANYAGENT_PI_RECORD"
@@ -66,30 +64,8 @@ def runtime_with_env(env: Mapping[str, str]) -> Runtime:
 
 
 def replay_shim(directory: Path, recording: Path, dies: Iterable[int] = (), *, realtime: bool = False) -> Path:
-    """An executable that plays the next process of ``recording`` each time it is launched."""
-    directory.mkdir(parents=True, exist_ok=True)
-    counter = directory / "launches"
-    base = [sys.executable, "-m", "anyagent_testkit.replay", *(["--realtime"] if realtime else [])]
-    dying = " ".join(str(number) for number in dies)
-    script = directory / "pi"
-    script.write_text(
-        "#!/bin/sh\n"
-        f"n=$(cat {shlex.quote(str(counter))} 2>/dev/null || echo 0)\n"
-        "n=$((n + 1))\n"
-        f"echo $n > {shlex.quote(str(counter))}\n"
-        "extra=''\n"
-        f'for d in {dying or "none"}; do [ "$d" = "$n" ] && extra=--exit-as-recorded; done\n'
-        f'exec {shlex.join(base)} --process "$n" $extra {shlex.quote(str(recording))} -- "$@"\n',
-        encoding="utf-8",
-    )
-    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return script
-
-
-def launches(directory: Path) -> int:
-    """How many times the shim in ``directory`` was launched."""
-    counter = directory / "launches"
-    return int(counter.read_text()) if counter.exists() else 0
+    """A ``pi`` that plays the next process of ``recording`` each time it is launched."""
+    return write_process_shim(directory, recording, name="pi", dies=dies, realtime=realtime)
 
 
 def sanitize(source: Path, target: Path, replacements: Mapping[str, str]) -> None:

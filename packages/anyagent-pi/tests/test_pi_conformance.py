@@ -9,7 +9,6 @@ check is its own test case, on asyncio and trio.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -23,9 +22,7 @@ from anyagent import AgentInstallation, Diagnostic, SessionOptions, seam
 from anyagent_pi.translate import Translation, Translator
 from anyagent_testkit.conformance import CHECKS, Launch, Scenario, pytest_suite, run_adapter_conformance
 from anyagent_testkit.live import LiveAgent
-from anyagent_testkit.replay import write_replayer_shim
-
-_BOOKKEEPING = frozenset({"_sent", "_raw", "_meta", "_note", "_stderr", "_exit"})
+from anyagent_testkit.replay import LineKind, load_recording, write_replayer_shim
 
 
 @attrs.frozen
@@ -53,12 +50,8 @@ RECORDED: dict[Scenario, tuple[str, Staging]] = {
 
 def agent_frames(recording: Path) -> list[dict[str, Any]]:
     """The frames ``pi`` wrote in ``recording`` (recorder bookkeeping and client frames left out)."""
-    found: list[dict[str, Any]] = []
-    for line in recording.read_text(encoding="utf-8").splitlines():
-        entry = json.loads(line)
-        if isinstance(entry, dict) and not _BOOKKEEPING & entry.keys():
-            found.append({key: value for key, value in entry.items() if key != "_t"})
-    return found
+    lines = load_recording(recording).lines
+    return [line.value for line in lines if line.kind is LineKind.AGENT and isinstance(line.value, dict)]
 
 
 SAMPLE_FRAMES: tuple[dict[str, Any], ...] = tuple(

@@ -10,10 +10,11 @@ import os
 from pathlib import Path
 
 import pytest
-from pi_harness import RECORDINGS, Harness, launches, replay_shim, runtime_with_env
+from pi_harness import RECORDINGS, Harness, replay_shim, runtime_with_env
 from pi_scenarios import SCENARIOS
 
 from anyagent import AgentInstallation
+from anyagent_testkit.replay import shim_launches
 
 pytestmark = pytest.mark.anyio
 
@@ -30,4 +31,4 @@ async def test_scenario_replays(name: str, tmp_path: Path) -> None:
     async with runtime_with_env(dict(os.environ)) as runtime:
         await spec.run(Harness(runtime, AgentInstallation.at("pi", shim), workspace))
     recorded = recording.read_text(encoding="utf-8").count('{"_meta":')
-    assert launches(tmp_path / "bin") == recorded - spec.live_only, "every recorded process was launched, no more"
+    assert shim_launches(tmp_path / "bin") == recorded - spec.live_only, "every recorded process was launched, no more"

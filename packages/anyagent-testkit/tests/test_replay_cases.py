@@ -21,6 +21,8 @@ from anyagent_testkit.replay import (
     load_recording,
     parse_recording,
     replay_command,
+    shim_launches,
+    write_process_shim,
     write_replayer_shim,
 )
 from anyagent_testkit.stdio import JsonlProcess, RawLine
@@ -404,3 +406,28 @@ async def test_an_unknown_request_mid_stream_is_answered_before_the_rest_of_the_
         "request_id": "int-1",
         "error": "Unsupported control request subtype: interrupt",
     }
+
+
+@pytest.mark.anyio
+async def test_the_process_shim_plays_the_next_process_at_each_launch(tmp_path: Path) -> None:
+    lines: list[dict[str, Any]] = [
+        {"_meta": {"cmd": ["agent"]}},
+        _sent({"type": "hello"}),
+        {"type": "first"},
+        {"_meta": {"cmd": ["agent", "--again"]}},
+        _sent({"type": "hello"}),
+        {"type": "second"},
+        {"_note": {"exit": 4}},
+    ]
+    shim = write_process_shim(tmp_path / "bin", _write(tmp_path, lines), name="agent", dies=[2])
+    assert shim_launches(tmp_path / "bin") == 0
+    async with JsonlProcess.open([shim, "--its-own-flag"]) as agent:
+        await agent.send({"type": "hello"})
+        assert (await agent.receive(TIMEOUT))["type"] == "first"
+        await agent.close_stdin()
+        assert await agent.wait(TIMEOUT) == 0
+    async with JsonlProcess.open([shim]) as agent:
+        await agent.send({"type": "hello"})
+        assert (await agent.receive(TIMEOUT))["type"] == "second"
+        assert await agent.wait(TIMEOUT) == 4  # it dies where the recording says
+    assert shim_launches(tmp_path / "bin") == 2

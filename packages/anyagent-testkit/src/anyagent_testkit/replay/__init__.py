@@ -28,7 +28,7 @@ from __future__ import annotations
 import shlex
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ._http import HttpReplayServer, HttpTimeline, load_http_timeline, parse_http_timeline
@@ -54,6 +54,8 @@ __all__ = [
     "parse_http_timeline",
     "parse_recording",
     "replay_command",
+    "shim_launches",
+    "write_process_shim",
     "write_replayer_shim",
 ]
 
@@ -112,3 +114,44 @@ def write_replayer_shim(
     script.write_text(f'#!/bin/sh\nexec {shlex.join(argv)} -- "$@"\n', encoding="utf-8")
     script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return script
+
+
+def write_process_shim(
+    directory: str | Path,
+    recording: str | Path,
+    *,
+    name: str = "agent",
+    dies: Iterable[int] = (),
+    realtime: bool = False,
+) -> Path:
+    """Write an executable ``directory/name`` that plays the *next* process of a recording with
+    several ``_meta`` lines each time it is launched (``--process 1``, then 2, …), for adapters that
+    relaunch (resume in a new process). Processes numbered in ``dies`` exit where the recording says
+    they exited (``--exit-as-recorded``); the others wait for stdin to close. ``shim_launches``
+    tells how many times it ran. POSIX only.
+    """
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    counter = shlex.quote(str(folder / "launches"))
+    base = replay_command(recording, realtime=realtime)
+    played = shlex.quote(base.pop())
+    dying = " ".join(str(number) for number in dies) or "none"
+    script = folder / name
+    script.write_text(
+        "#!/bin/sh\n"
+        f"n=$(cat {counter} 2>/dev/null || echo 0)\n"
+        "n=$((n + 1))\n"
+        f"echo $n > {counter}\n"
+        "extra=''\n"
+        f'for d in {dying}; do [ "$d" = "$n" ] && extra=--exit-as-recorded; done\n'
+        f'exec {shlex.join(base)} --process "$n" $extra {played} -- "$@"\n',
+        encoding="utf-8",
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return script
+
+
+def shim_launches(directory: str | Path) -> int:
+    """How many times the ``write_process_shim`` shim in ``directory`` was launched."""
+    counter = Path(directory) / "launches"
+    return int(counter.read_text()) if counter.exists() else 0
