@@ -23,6 +23,7 @@ from anyagent import (
     ContextCompacted,
     ContextUsage,
     Diagnostic,
+    Input,
     MessageEnded,
     PermissionChoice,
     PermissionRequest,
@@ -222,7 +223,7 @@ async def configure_model(h: Harness) -> None:
     reader = EventReader(events, timeout=WAIT)
     async with session:
         models = [c.value for c in session.info().details.option("model").kind.choices]  # type: ignore[union-attr]
-        assert models == ["fake/claude-fake-1", "fake/claude-fake-2"]
+        assert models == ["fake/claude-fake-1", "fake/claude-fake-2", "fake-openai/gpt-fake-1"]
         await session.configure("model", "fake/claude-fake-2")
         assert (await reader.until(SessionUpdated)).kind.info.configuration["model"] == "fake/claude-fake-2"
         await session.configure("effort", "high")
@@ -286,6 +287,47 @@ async def resume(h: Harness) -> None:
             await h.runtime.open(h.agent, h.options().resume("0123abcd"))
 
 
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201a5e8b2b70000000049454e44ae426082"
+)
+"""A 1x1 PNG."""
+
+
+async def image(h: Harness) -> None:
+    """An image attachment rides inline as pi's ImageContent; the model receives it."""
+    picture = h.workspace / "dot.png"
+    picture.write_bytes(PNG)
+    session, events = await h.runtime.open(h.agent, h.options())
+    reader = EventReader(events, timeout=WAIT)
+    async with session:
+        assert session.info().details.capabilities.supports(Capability.IMAGES)
+        await session.prompt(Input.text("describe this picture").attach(picture))
+        turn = await reader.turn()
+        assert text_of(turn) == f"{ECHO} describe this picture"
+        completed(turn)
+        if h.live:
+            content = h.fake.model_calls()[-1].body["messages"][-1]["content"]
+            assert [block["type"] for block in content] == ["text", "image"], content
+
+
+async def openai_shape(h: Harness) -> None:
+    """The same turn with a tool over pi's openai-completions provider (configured at open)."""
+    options = h.options().configure("model", "fake-openai/gpt-fake-1")
+    session, events = await h.runtime.open(h.agent, options)
+    reader = EventReader(events, timeout=WAIT)
+    async with session:
+        assert session.info().configuration["model"] == "fake-openai/gpt-fake-1"
+        await session.prompt("RUN echo over-openai")
+        turn = await reader.turn()
+        updates = [t.tool for t in kinds(turn, ToolUpdated)]
+        assert updates[-1].status is ToolStatus.COMPLETED and "over-openai" in (updates[-1].output or "")
+        assert "The tool finished: over-openai" in text_of(turn)
+        completed(turn)
+        if h.live:
+            assert h.fake.model_calls()[-1].path.endswith("/chat/completions")
+
+
 async def generate(h: Harness) -> None:
     """One-shot text: pi launched with --no-tools --no-session."""
     text = await h.runtime.generate(h.agent, h.options(), "a five-word title for: fix the parser")
@@ -308,4 +350,6 @@ SCENARIOS: dict[str, Spec] = {
     "compact": Spec(compact),
     "resume": Spec(resume, live_only=1),
     "generate": Spec(generate),
+    "image": Spec(image),
+    "openai-shape": Spec(openai_shape),
 }

@@ -459,10 +459,18 @@ def _pi(layout: _Layout, url: str) -> _Configured:
                 "api": "anthropic-messages",
                 "apiKey": FAKE_KEY,
                 "models": [
-                    {"id": "claude-fake-1", "name": "Fake One", "reasoning": True},
-                    {"id": "claude-fake-2", "name": "Fake Two", "reasoning": True},
+                    {"id": "claude-fake-1", "name": "Fake One", "reasoning": True, "input": ["text", "image"]},
+                    {"id": "claude-fake-2", "name": "Fake Two", "reasoning": True, "input": ["text", "image"]},
                 ],
-            }
+            },
+            # the same fake model over OpenAI chat completions (select it as "fake-openai/gpt-fake-1")
+            "fake-openai": {
+                "baseUrl": f"{url}/v1",
+                "api": "openai-completions",
+                "apiKey": FAKE_KEY,
+                "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+                "models": [{"id": "gpt-fake-1", "name": "Fake OpenAI"}],
+            },
         }
     }
     _write_json(agent_dir / "models.json", models)
