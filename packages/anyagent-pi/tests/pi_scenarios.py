@@ -80,6 +80,7 @@ async def text_turn(h: Harness) -> None:
     async with session:
         info = session.info()
         assert info.resume_token and info.resume_token.endswith(".jsonl")
+        assert info.details.version == ("0.73.1" if h.live else None)  # read beside the npm install
         assert info.details.capabilities == CAPABILITIES  # pi 0.73.1: no clear_queue, so no steer
         assert not info.details.capabilities.supports(Capability.PERMISSIONS)
         assert info.configuration["model"] == "fake/claude-fake-1"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from anyagent import (
     Answer,
@@ -17,6 +18,7 @@ from anyagent import (
     ToolUpdated,
     seam,
 )
+from anyagent_pi.adapter import installed_version
 from anyagent_pi.gate import MARKER
 from anyagent_pi.translate import Translator
 from anyagent_pi.ui import dialog_of
@@ -93,3 +95,15 @@ def test_only_the_gates_own_confirm_is_a_permission_and_only_when_the_gate_is_on
     assert gated.answer(Answer.permission(PermissionChoice.DENY_ONCE))["confirmed"] is False  # type: ignore[index]
     ungated = dialog_of(frame, "r9", gate=False)
     assert ungated is not None and isinstance(ungated.request, QuestionRequest)
+
+
+def test_the_version_is_read_beside_an_npm_install_without_running_pi(tmp_path: Path) -> None:
+    package = tmp_path / "node_modules" / "@earendil-works" / "pi-coding-agent"
+    (package / "dist").mkdir(parents=True)
+    (package / "package.json").write_text('{"name": "@earendil-works/pi-coding-agent", "version": "1.6.0"}')
+    (package / "dist" / "cli.js").write_text("#!/usr/bin/env node\n")
+    bin_dir = tmp_path / "node_modules" / ".bin"
+    bin_dir.mkdir()
+    (bin_dir / "pi").symlink_to(package / "dist" / "cli.js")
+    assert installed_version(bin_dir / "pi") == "1.6.0"
+    assert installed_version(tmp_path / "nowhere" / "pi") is None

@@ -22,12 +22,14 @@ no ``Steer`` capability: the engine then queues mid-turn prompts itself.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import attrs
 
 from anyagent import (
@@ -97,6 +99,22 @@ def _login(installation: AgentInstallation, profile: AgentProfile | None) -> tup
             method = TerminalLogin((str(installation.executable_path), *method.command[1:]), method.description)
         methods.append(method)
     return tuple(methods)
+
+
+def installed_version(executable: Path) -> str | None:
+    """The version of an npm-installed pi, from the ``package.json`` beside its resolved
+    ``dist/cli.js`` (no process: ``pi --version`` takes about 2 s); None elsewhere."""
+    try:
+        resolved = executable.resolve()
+        for folder in list(resolved.parents)[:3]:
+            manifest = folder / "package.json"
+            if manifest.is_file() and manifest.stat().st_size < 1_000_000:
+                data = json.loads(manifest.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and str(data.get("name", "")).endswith("/pi-coding-agent"):
+                    return j.nonempty(data.get("version"))
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _gate_wanted(options: SessionOptions) -> bool:
@@ -222,7 +240,10 @@ class PiAdapter(seam.Adapter):
             if isinstance(auth, Unauthenticated):
                 await connection.close(grace=0.5)
                 raise AuthRequired(setup.login, "pi has no model it can use: log in or set a provider API key")
-            driver = PiDriver(setup, connection, handshake, auth)
+            version = request.installation.version or await anyio.to_thread.run_sync(
+                installed_version, request.installation.executable_path
+            )
+            driver = PiDriver(setup, connection, handshake, auth, version)
             await driver.apply_initial(dict(request.options.configuration))
             return driver
 
@@ -242,8 +263,11 @@ class PiAdapter(seam.Adapter):
 class PiDriver(seam.Driver):
     """One pi session: see the module docstring. Built by ``PiAdapter.connect``."""
 
-    def __init__(self, setup: _Setup, connection: Connection, handshake: _Handshake, auth: AuthStatus) -> None:
+    def __init__(
+        self, setup: _Setup, connection: Connection, handshake: _Handshake, auth: AuthStatus, version: str | None
+    ) -> None:
         self._setup = setup
+        self._version = version
         self._connection = connection
         self._translator = Translator()
         self._auth = auth
@@ -321,7 +345,11 @@ class PiDriver(seam.Driver):
         if self._token is None:
             caps = Capabilities(caps.items - {Capability.RESUME}, caps.mcp_transports)
         details = AgentDetails(
-            auth=self._auth, capabilities=caps, config_options=self._options(), commands=self._commands
+            version=self._version,
+            auth=self._auth,
+            capabilities=caps,
+            config_options=self._options(),
+            commands=self._commands,
         )
         return seam.DriverInfo(
             details=details,
