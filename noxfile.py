@@ -55,7 +55,8 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """The testkit's fuzz harness: >= 10k mutated recorded frames per adapter (claude, ACP, codex), counters printed.
+    """The testkit's fuzz harness: >= 10k mutated recorded frames per adapter (claude, ACP, codex, pi), counters
+    printed.
 
     ``ANYAGENT_FUZZ_FRAMES`` / ``ANYAGENT_FUZZ_SEED`` from the environment override the size and seed.
     """
@@ -70,6 +71,7 @@ def fuzz(session: nox.Session) -> None:
         str(ROOT / "packages/anyagent-claude/tests/test_claude_fuzz.py"),
         str(ROOT / "packages/anyagent-acp/tests/test_acp_fuzz.py"),
         str(ROOT / "packages/anyagent-codex/tests/test_codex_fuzz.py"),
+        str(ROOT / "packages/anyagent-pi/tests/test_pi_fuzz.py"),
     ]
     session.run("pytest", "-s", "-k", "fuzzed and asyncio", *tests, *session.posargs, env=env)
 

@@ -48,6 +48,7 @@ PROFILES = {
         "codex-acp": (),
         "hermes": ("acp",),
         "codex": ("app-server",),
+        "pi": ("--mode", "rpc"),
     }.items()
 }
 """Stand-in catalog profiles (the real ones come from the installed adapter packages)."""
@@ -172,12 +173,13 @@ def test_the_codex_recipe_writes_a_fake_provider(tmp_path: Path) -> None:
     assert agent.args == ("app-server", *CODEX_OFFLINE_ARGS)  # the profile's args, then the offline flags
 
 
-def test_the_pi_recipe_gates_tools_through_an_extension(tmp_path: Path) -> None:
-    agent = prepare("pi", "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"))
+def test_the_pi_recipe_writes_models_and_an_unloaded_gate_extension(tmp_path: Path) -> None:
+    agent = prepare("pi", "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"), profiles=PROFILES)
     models = json.loads((Path(agent.env["PI_CODING_AGENT_DIR"]) / "models.json").read_text())
     assert models["providers"]["fake"]["baseUrl"] == "http://127.0.0.1:9"
-    gate = Path(agent.args[agent.args.index("-e") + 1])
-    assert "ctx.ui.confirm" in gate.read_text()
+    assert all(model["reasoning"] for model in models["providers"]["fake"]["models"])
+    assert "-e" not in agent.args  # tools run unasked unless a test loads the gate itself
+    assert "ctx.ui.confirm" in (agent.home / ".pi" / "permission-gate.ts").read_text()
     assert agent.args[:2] == ("--mode", "rpc")
 
 

@@ -1,7 +1,7 @@
 """Fuzzing an adapter with mutated copies of its own wire recordings.
 
 In: an adapter's recordings (JSONL, the replayer's format), the wire's rules (``CLAUDE_RULES``,
-``ACP_RULES``: which client frame is a prompt, a cancel, an answer; which agent frame ends a turn) and
+``ACP_RULES``, ``PI_RULES``: which client frame is a prompt, a cancel, an answer; which agent frame ends a turn) and
 how to make an ``AgentInstallation`` from an executable. Out: a ``FuzzReport`` of counters (all 0 when
 the adapter and engine held up) with examples (recording, seed, mutation, what went wrong).
 
@@ -67,6 +67,7 @@ __all__ = [
     "ACP_RULES",
     "CLAUDE_RULES",
     "CODEX_RULES",
+    "PI_RULES",
     "MUTATIONS",
     "Action",
     "FuzzCase",
@@ -266,6 +267,43 @@ CODEX_RULES = WireRules(
     unknown=_codex_unknown,
 )
 """Codex's app server: ``turn/start`` is a prompt, ``turn/interrupt`` a cancel, ``turn/completed`` ends."""
+
+
+def _pi_action(frame: Any) -> Action | None:
+    if not isinstance(frame, dict):
+        return None
+    kind = frame.get("type")
+    if kind == "prompt":
+        return Action("prompt", str(frame.get("message", "")))
+    if kind == "abort":
+        return Action("cancel")
+    if kind == "extension_ui_response":
+        return Action("answer")
+    return None
+
+
+def _pi_unknown(rng: random.Random) -> Any:
+    return rng.choice(
+        [
+            {"type": f"fuzz_{rng.randrange(1000)}", "data": {"x": 1}},
+            {"type": "message_update", "assistantMessageEvent": {"type": f"fuzz_{rng.randrange(1000)}"}},
+            {"type": "extension_ui_request", "id": f"fuzz-{rng.randrange(1000)}", "method": "fuzz_unknown"},
+            {"type": "response", "id": "fuzz-1", "command": "fuzz", "success": False, "error": "fuzz"},
+            {"no_type": True},
+            [],
+            17,
+        ]
+    )
+
+
+PI_RULES = WireRules(
+    name="pi",
+    action=_pi_action,
+    is_end=lambda frame, _ids: isinstance(frame, dict) and frame.get("type") == "agent_end",
+    prompt_id=lambda frame: None,
+    unknown=_pi_unknown,
+)
+"""pi's RPC mode: a ``prompt`` command is a prompt, ``abort`` a cancel, ``agent_end`` ends the run."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -98,7 +98,8 @@ PINNED: Mapping[str, PinnedCli] = MappingProxyType(
             PinnedCli("claude", "@anthropic-ai/claude-code", "2.1.332", "claude", profile="claude"),
             PinnedCli("codex", "@openai/codex", "0.171.0", "codex", profile="codex"),
             PinnedCli("opencode", "opencode-ai", "1.18.33", "opencode", args=("serve", "--hostname", "127.0.0.1")),
-            PinnedCli("pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi", args=("--mode", "rpc")),
+            # the last release under this name; its successor @earendil-works/pi-coding-agent needs Node >= 22
+            PinnedCli("pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi", profile="pi"),
             PinnedCli("qwen", "@qwen-code/qwen-code", "0.15.10", "qwen", profile="qwen"),
             PinnedCli("qwen-node22", "@qwen-code/qwen-code", "0.24.4", "qwen", profile="qwen", node="node@22.23.3"),
             PinnedCli("gemini", "@google/gemini-cli", "0.61.0", "gemini", profile="gemini"),
@@ -526,7 +527,8 @@ export default function (pi: any) {
 }
 """
 """A pi extension that turns every mutating tool call into an ``extension_ui_request`` confirm;
-``prepare("pi", ...)`` writes it to ``home/.pi/permission-gate.ts`` (pass it with ``-e``)."""
+``prepare("pi", ...)`` writes it to ``home/.pi/permission-gate.ts``; pass ``-e <that file>`` to load it
+(it is not loaded by default: pi without it runs tools unasked, as a user's pi does)."""
 
 
 def _pi(layout: _Layout, url: str) -> _Configured:
@@ -537,8 +539,19 @@ def _pi(layout: _Layout, url: str) -> _Configured:
                 "baseUrl": url,
                 "api": "anthropic-messages",
                 "apiKey": FAKE_KEY,
-                "models": [{"id": "claude-fake-1", "name": "Fake One"}, {"id": "claude-fake-2", "name": "Fake Two"}],
-            }
+                "models": [
+                    {"id": "claude-fake-1", "name": "Fake One", "reasoning": True, "input": ["text", "image"]},
+                    {"id": "claude-fake-2", "name": "Fake Two", "reasoning": True, "input": ["text", "image"]},
+                ],
+            },
+            # the same fake model over OpenAI chat completions (select it as "fake-openai/gpt-fake-1")
+            "fake-openai": {
+                "baseUrl": f"{url}/v1",
+                "api": "openai-completions",
+                "apiKey": FAKE_KEY,
+                "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+                "models": [{"id": "gpt-fake-1", "name": "Fake OpenAI"}],
+            },
         }
     }
     _write_json(agent_dir / "models.json", models)
@@ -546,7 +559,7 @@ def _pi(layout: _Layout, url: str) -> _Configured:
     gate.write_text(PI_PERMISSION_EXTENSION, encoding="utf-8")
     sessions = layout.root / "sessions"
     sessions.mkdir(exist_ok=True)
-    args = ("--provider", "fake", "--model", "claude-fake-1", "--session-dir", str(sessions), "-e", str(gate))
+    args = ("--provider", "fake", "--model", "claude-fake-1", "--session-dir", str(sessions))
     return {"PI_CODING_AGENT_DIR": str(agent_dir), "PI_OFFLINE": "1", "PI_TELEMETRY": "0"}, args
 
 

@@ -1,0 +1,116 @@
+"""What the recorded and live tiers share: runtimes, the replay shim, recording, the wait bound.
+
+The live tier runs the pinned ``pi`` (0.73.1) against the testkit's fake model in an isolated
+environment; with ``ANYAGENT_PI_RECORD=1`` it also writes each scenario's wire recording to
+``tests/recordings/<scenario>.jsonl`` (paths sanitized). The recorded tier replays those files
+through the real adapter with the testkit replayer, one replayer process per ``pi`` launch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+import anyagent
+from anyagent import AgentInstallation, Runtime, SessionOptions, seam
+from anyagent_pi.adapter import PiAdapter
+from anyagent_pi.profile import PROFILE
+from anyagent_testkit.replay import write_replayer_sequence
+
+RECORDINGS = Path(__file__).parent / "recordings"
+RECORD_ENV = "ANYAGENT_PI_RECORD"
+WAIT = 60.0
+"""Seconds any single wait of an ``EventReader`` may take before the test fails."""
+
+SANITIZED_ROOT = "/tmp/anyagent-live"
+
+
+class IsolatedPi(PiAdapter):
+    """The pi adapter launching with a fixed environment (the live tier's isolated one)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = dict(env)
+
+    async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
+        return await super().connect(attrs.evolve(request, env=self._env))
+
+    async def probe_auth(self, request: seam.ConnectRequest) -> Any:
+        return await super().probe_auth(attrs.evolve(request, env=self._env))
+
+
+class IsolatedPlugin:
+    """A plugin registering ``IsolatedPi`` (with ``env``) and pi's profile."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+
+    @anyagent.hookimpl
+    def anyagent_adapters(self, register: Any) -> None:
+        register.adapter(lambda: IsolatedPi(self.env), wire="pi")
+
+    @anyagent.hookimpl
+    def anyagent_agents(self, register: Any) -> None:
+        register.profile(PROFILE)
+
+
+def runtime_with_env(env: Mapping[str, str]) -> Runtime:
+    """A runtime whose pi adapter launches with exactly ``env``."""
+    return Runtime(plugins=[IsolatedPlugin(env)])
+
+
+def replay_shim(directory: Path, recording: Path, dies: Iterable[int] = (), *, realtime: bool = False) -> Path:
+    """A ``pi`` that plays the next process of ``recording`` each time it is launched."""
+    return write_replayer_sequence(directory, recording, name="pi", dies=dies, realtime=realtime)
+
+
+def sanitize(source: Path, target: Path, replacements: Mapping[str, str]) -> None:
+    """Copy a recording, replacing machine paths (longest first) so the file is portable."""
+    text = source.read_text(encoding="utf-8")
+    for old in sorted(replacements, key=len, reverse=True):
+        if old:
+            text = text.replace(json.dumps(old)[1:-1], json.dumps(replacements[old])[1:-1])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+def recording_wanted() -> bool:
+    """Whether the live tier should (re)write the committed recordings."""
+    return os.environ.get(RECORD_ENV, "") not in ("", "0")
+
+
+@attrs.define
+class Harness:
+    """One scenario's world: a runtime, the agent to open, a workspace, the fake model (live
+    tier only) and where this scenario's sessions record their wire (live recording only)."""
+
+    runtime: Runtime
+    agent: AgentInstallation
+    workspace: Path
+    fake: Any = None
+    record: Path | None = None
+    home: Path | None = None
+
+    @property
+    def live(self) -> bool:
+        """True when a real ``pi`` runs (assert on the fake model and the disk only then)."""
+        return self.fake is not None
+
+    def options(self) -> SessionOptions:
+        """Options for a session in the workspace (recording its wire when asked)."""
+        options = SessionOptions.in_dir(self.workspace)
+        return options.record_wire(self.record) if self.record is not None else options
+
+    def queue(self, *replies: Any) -> None:
+        """Script the fake model's next answers (no-op when replaying)."""
+        if self.fake is not None:
+            self.fake.queue(*replies)
+
+    def history(self) -> str:
+        """The user and assistant messages of the newest main model request (live tier)."""
+        body = self.fake.model_calls()[-1].body
+        return json.dumps([m for m in body.get("messages", []) if m.get("role") in ("user", "assistant")])

@@ -1,0 +1,64 @@
+"""Live facts about pi's wire the adapter's design rests on, checked on the pinned pi (0.73.1).
+
+Raw RPC, no adapter: what pi does with a queued steer when a run is aborted. The adapter cancels
+with ``clear_queue`` then ``abort`` and reports ``Steer`` only when pi knows ``clear_queue``; this
+test is the evidence for that rule (pi 0.73.1: no such command, the steer survives the abort, pi
+starts no run by itself, and the next prompt's run delivers the stale steer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+
+from anyagent.process import spawn
+from anyagent.wire import JsonLines
+from anyagent_testkit.live import LiveAgent
+
+pytestmark = [pytest.mark.live, pytest.mark.anyio]
+
+
+async def test_a_steer_survives_abort_and_pi_starts_no_run_by_itself(
+    live_agent: Callable[..., LiveAgent], fake_model: Any
+) -> None:
+    agent = live_agent("pi")
+    process = await spawn(agent.command(), cwd=agent.workspace, env=agent.env)
+    lines = JsonLines(process)
+    seen: list[dict[str, Any]] = []
+
+    async def until(predicate: Callable[[dict[str, Any]], bool], timeout: float = 30) -> dict[str, Any]:
+        with anyio.fail_after(timeout):
+            while True:
+                frame = await lines.receive()
+                assert isinstance(frame, dict)
+                seen.append(frame)
+                if predicate(frame):
+                    return frame
+
+    try:
+        await lines.send({"id": "q0", "type": "clear_queue"})
+        refused = await until(lambda f: f.get("type") == "response")
+        assert refused["success"] is False and "Unknown command" in refused["error"] and "id" not in refused
+        await lines.send({"id": "p1", "type": "prompt", "message": "SLOW 12"})
+        await until(lambda f: f.get("assistantMessageEvent", {}).get("type") == "text_delta")
+        await lines.send({"id": "s1", "type": "steer", "message": "STALE STEER"})
+        await until(lambda f: f.get("id") == "s1")
+        await lines.send({"id": "a1", "type": "abort"})
+        await until(lambda f: f.get("id") == "a1")
+        assert [f["type"] for f in seen].count("agent_end") == 1
+        starts = len([f for f in seen if f.get("type") == "agent_start"])
+        with anyio.move_on_after(2.0):
+            await until(lambda f: f.get("type") == "agent_start")
+        assert len([f for f in seen if f.get("type") == "agent_start"]) == starts, "pi started a run by itself"
+        await lines.send({"id": "g1", "type": "get_state"})
+        state = await until(lambda f: f.get("id") == "g1")
+        assert state["data"]["pendingMessageCount"] == 1, "the steer is still queued after the abort"
+        await lines.send({"id": "p2", "type": "prompt", "message": "next prompt"})
+        end = await until(lambda f: f.get("type") == "agent_end")
+        users = [m["content"][0]["text"] for m in end["messages"] if m.get("role") == "user"]
+        assert users == ["next prompt", "STALE STEER"], "the next run delivers the stale steer"
+    finally:
+        await process.aclose(grace=1.0)
