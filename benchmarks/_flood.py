@@ -185,3 +185,26 @@ def rss_kb() -> int:
             return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
     except OSError:
         return 0
+
+
+def report(rates: dict[str, list[float]], cpu_rates: dict[str, list[float]], unit: str, peer: str | None) -> None:
+    """Print each contender's wall rate (spawn → turn end) and its rate per CPU-second of the
+    consuming process (what the host spends; steadier than wall time on a shared machine), as
+    median (min–max), then the ratios of the medians: to the bare loop (first) and to ``peer``."""
+    names = list(rates)
+    print(f"  {'':<28} {'wall: ' + unit + '/s':>30}   {'per CPU-second of the host':>30}")
+    for name in names:
+        print(f"  {name:<28} {spread(rates[name]):>30}   {spread(cpu_rates[name]):>30}")
+    base, cpu_base = median(rates[names[0]]), median(cpu_rates[names[0]])
+    print("  ratios of the medians (wall | CPU):")
+    for name in names[1:]:
+        wall, cpu = median(rates[name]) / base, median(cpu_rates[name]) / cpu_base
+        print(f"    {name:<26} {wall:6.0%} | {cpu:4.0%} of bare")
+    if peer is not None and peer in rates:
+        peer_wall, peer_cpu = median(rates[peer]), median(cpu_rates[peer])
+        for name in names[1:]:
+            if name != peer:
+                wall, cpu = median(rates[name]) / peer_wall, median(cpu_rates[name]) / peer_cpu
+                print(f"    {name:<26} {wall:5.2f}x | {cpu:4.2f}x {peer}")
+    elif peer is not None:
+        print(f"    {peer}: not installed")

@@ -34,7 +34,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _flood import claude_producer, median, spread
+from _flood import claude_producer, report
 
 from anyagent import AgentInstallation, Runtime, SessionOptions, TextDelta, TurnEnded
 
@@ -177,31 +177,23 @@ def main() -> None:
         if sdk_available():
             contenders["claude-agent-sdk (partial)"] = lambda: anyio.run(sdk_run, producer, n)
         rates: dict[str, list[float]] = {name: [] for name in contenders}
+        cpu_rates: dict[str, list[float]] = {name: [] for name in contenders}
         names = list(contenders)
         for round_ in range(args.runs):
             order = names[round_ % len(names) :] + names[: round_ % len(names)]
             for name in order:
                 gc.collect()
+                cpu = time.process_time()
                 rates[name].append(contenders[name]())
+                cpu_rates[name].append(n / (time.process_time() - cpu))
         print(f"claude wire: {n:,} stream_event text deltas, spawn → turn end, median (min–max) of {args.runs}")
-        for name in names:
-            print(f"  {name:<28} {spread(rates[name])} deltas/s")
+        report(rates, cpu_rates, "deltas", "claude-agent-sdk (partial)")
         if args.replay_n:
             replay_bare, replay_ours = realistic(directory, args.replay_n)
             print(
                 f"  realistic recording (testkit replayer, {args.replay_n:,} deltas; the replayer sets the pace): "
                 f"replayer read bare {replay_bare:,.0f}/s, anyagent {replay_ours:,.0f}/s"
             )
-        base = median(rates["bare readline+json.loads"])
-        print("  ratios (medians):")
-        for name in names[1:]:
-            print(f"    {name:<26} {median(rates[name]) / base:6.0%} of bare")
-        if "claude-agent-sdk (partial)" in rates:
-            sdk = median(rates["claude-agent-sdk (partial)"])
-            for name in ("anyagent asyncio", "anyagent trio"):
-                print(f"    {name:<26} {median(rates[name]) / sdk:6.2f}x claude-agent-sdk")
-        else:
-            print("    claude-agent-sdk not installed (pip install claude-agent-sdk)")
 
 
 if __name__ == "__main__":

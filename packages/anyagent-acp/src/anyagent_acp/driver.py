@@ -189,6 +189,13 @@ class _Inbox:
         self.drained.set()  # the loop asks again only after it handled the last one
         return await self._peer.receive()
 
+    def receive_nowait(self) -> Message:
+        """``receive`` without waiting: a message already read, else ``anyio.WouldBlock``."""
+        if self._early:
+            return self._early.popleft()
+        self.drained.set()
+        return self._peer.receive_nowait()
+
 
 class AcpDriver(seam.Driver):
     """Serves one ACP session for the engine (see the module docstring)."""
@@ -349,14 +356,16 @@ class AcpDriver(seam.Driver):
         if self._state.apply_update(j.text(update.get("sessionUpdate"), ""), update):
             await self._publish()
 
-    async def _chunk(self, update: dict[str, Any], make: Callable[[str, str], EventKind]) -> None:
+    async def _chunk(
+        self, update: dict[str, Any], make: type[TextDelta] | type[ReasoningDelta] | type[UserMessage]
+    ) -> None:
         text = j.text(j.obj(update.get("content")).get("text"))
         if text is None:
             await self._report("non-text content in a message", DiagnosticCode.BAD_FRAME)
             return
         if not text:
             return  # claude's bridge opens each message with an empty chunk
-        message_type = type(make("", ""))
+        message_type = make
         message_id = j.text(update.get("messageId"))
         current = self._message
         if current is None or current[0] is not message_type or (message_id and message_id != current[1]):

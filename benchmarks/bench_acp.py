@@ -1,0 +1,158 @@
+"""ACP wire throughput, honestly measured (figures, not pass/fail).
+
+The producer is a fake ACP agent (``_flood.acp_producer``): it answers ``initialize`` and
+``session/new`` and, on ``session/prompt``, writes ``n`` pre-rendered ``session/update``
+``agent_message_chunk`` notifications and the prompt's response in one write, so it is never the
+bottleneck. Every contender spawns it and is timed spawn → turn end, in one run, in an order that
+rotates each round:
+
+- bare: ``subprocess.Popen`` + ``readline()`` + ``json.loads`` (the ceiling);
+- anyagent/asyncio and anyagent/trio: ``Runtime.open`` + the ACP adapter + the engine, counting
+  ``TextDelta`` events until ``TurnEnded``;
+- the official ``agent-client-protocol`` SDK's client (``spawn_agent_process`` +
+  ``ClientSideConnection``), counting ``session_update`` chunks until ``prompt`` returns.
+
+Medians of ``--runs`` with (min–max); ratios last.
+
+Run: ``python benchmarks/bench_acp.py [--n 100000] [--runs 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _flood import acp_producer, report
+
+from anyagent import AgentInstallation, Runtime, SessionOptions, TextDelta, TurnEnded
+
+
+def bare(producer: Path, n: int) -> float:
+    start = time.perf_counter()
+    child = subprocess.Popen([str(producer)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None
+
+    def call(request_id: int, method: str, params: dict[str, Any]) -> None:
+        frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        child.stdin.write((json.dumps(frame) + "\n").encode())  # type: ignore[union-attr]
+        child.stdin.flush()  # type: ignore[union-attr]
+
+    call(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    json.loads(child.stdout.readline())
+    call(2, "session/new", {"cwd": tempfile.gettempdir(), "mcpServers": []})
+    json.loads(child.stdout.readline())
+    call(3, "session/prompt", {"sessionId": "flood-1", "prompt": [{"type": "text", "text": "flood"}]})
+    count = 0
+    for line in child.stdout:
+        frame = json.loads(line)
+        if frame.get("method") == "session/update":
+            if frame["params"]["update"].get("sessionUpdate") == "agent_message_chunk":
+                count += 1
+        elif frame.get("id") == 3:
+            break
+    elapsed = time.perf_counter() - start
+    child.stdin.close()
+    child.wait()
+    assert count == n, count
+    return n / elapsed
+
+
+async def anyagent_run(producer: Path, n: int) -> float:
+    import anyagent_acp.plugin
+
+    async with Runtime(plugins=[anyagent_acp.plugin]) as runtime:
+        runtime.prewarm()
+        agent = AgentInstallation.acp("flood", str(producer), [])
+        start = time.perf_counter()
+        session, events = await runtime.open(agent, SessionOptions.in_dir(tempfile.gettempdir()))
+        async with session:
+            await session.prompt("flood")
+            chars = 0
+            async for event in events:
+                kind = event.kind
+                if isinstance(kind, TextDelta):
+                    chars += len(kind.text)
+                elif isinstance(kind, TurnEnded):
+                    break
+            elapsed = time.perf_counter() - start
+    expected = sum(len(f"w{k} ") for k in range(n))
+    assert chars == expected, (chars, expected)
+    return n / elapsed
+
+
+async def sdk_run(producer: Path, n: int) -> float:
+    from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+    from acp.schema import AgentMessageChunk
+
+    count = 0
+
+    class Client:
+        async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+            nonlocal count
+            if isinstance(update, AgentMessageChunk):
+                count += 1
+
+        async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    start = time.perf_counter()
+    async with spawn_agent_process(Client(), str(producer)) as (conn, _process):  # type: ignore[arg-type]
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        created = await conn.new_session(cwd=tempfile.gettempdir(), mcp_servers=[])
+        await conn.prompt(session_id=created.session_id, prompt=[text_block("flood")])
+        elapsed = time.perf_counter() - start
+    assert count == n, count
+    return n / elapsed
+
+
+def sdk_available() -> bool:
+    try:
+        import acp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    n = args.n
+    with tempfile.TemporaryDirectory() as tmp:
+        producer = acp_producer(Path(tmp), n)
+        contenders: dict[str, Callable[[], float]] = {
+            "bare readline+json.loads": lambda: bare(producer, n),
+            "anyagent asyncio": lambda: anyio.run(anyagent_run, producer, n),
+            "anyagent trio": lambda: anyio.run(anyagent_run, producer, n, backend="trio"),
+        }
+        if sdk_available():
+            contenders["agent-client-protocol SDK"] = lambda: anyio.run(sdk_run, producer, n)
+        rates: dict[str, list[float]] = {name: [] for name in contenders}
+        cpu_rates: dict[str, list[float]] = {name: [] for name in contenders}
+        names = list(contenders)
+        for round_ in range(args.runs):
+            order = names[round_ % len(names) :] + names[: round_ % len(names)]
+            for name in order:
+                gc.collect()
+                cpu = time.process_time()
+                rates[name].append(contenders[name]())
+                cpu_rates[name].append(n / (time.process_time() - cpu))
+        print(f"ACP wire: {n:,} agent_message_chunk updates, spawn → turn end, median (min–max) of {args.runs}")
+        report(rates, cpu_rates, "chunks", "agent-client-protocol SDK")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
