@@ -19,27 +19,34 @@ Two wires:
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAUDE_RECORDING = ROOT / "packages/anyagent-claude/tests/recordings/text-turn.jsonl"
 
-_CLAUDE_PRODUCER = r"""
-import json, os, sys
-turn_path, init_path = sys.argv[1], sys.argv[2]
-with open(init_path, "rb") as f:
-    init = json.load(f)
-with open(turn_path, "rb") as f:
+_PRELUDE = r"""
+import json, sys
+with open(sys.argv[1], "rb") as f:
     turn = f.read()
 out = sys.stdout.buffer.raw
 def write(data):
     view = memoryview(data)
     while view:
         view = view[out.write(view):]
+"""
+
+_CLAUDE_PRODUCER = (
+    _PRELUDE
+    + r"""
+with open(sys.argv[2], "rb") as f:
+    init = json.load(f)
 def reply(request_id, ok, body):
     if ok:
         response = {"subtype": "success", "request_id": request_id, "response": body}
@@ -57,17 +64,11 @@ for line in sys.stdin.buffer:
     elif kind == "user":
         write(turn)
 """
+)
 
-_ACP_PRODUCER = r"""
-import json, sys
-turn_path = sys.argv[1]
-with open(turn_path, "rb") as f:
-    turn = f.read()
-out = sys.stdout.buffer.raw
-def write(data):
-    view = memoryview(data)
-    while view:
-        view = view[out.write(view):]
+_ACP_PRODUCER = (
+    _PRELUDE
+    + r"""
 def answer(request_id, result):
     write((json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}) + "\n").encode())
 for line in sys.stdin.buffer:
@@ -89,6 +90,7 @@ for line in sys.stdin.buffer:
         write((json.dumps({"jsonrpc": "2.0", "id": request_id,
                "error": {"code": -32601, "message": "method not found"}}) + "\n").encode())
 """
+)
 
 
 def _executable(path: Path, source: str, *args: Path) -> Path:
@@ -208,3 +210,20 @@ def report(rates: dict[str, list[float]], cpu_rates: dict[str, list[float]], uni
                 print(f"    {name:<26} {wall:5.2f}x | {cpu:4.2f}x {peer}")
     elif peer is not None:
         print(f"    {peer}: not installed")
+
+
+def alternate(
+    contenders: dict[str, Callable[[], float]], runs: int, n: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Run every contender ``runs`` times, the order rotating each round; each returns its wall
+    rate, and the rate per CPU-second of this process (``n`` over its CPU time) is taken beside."""
+    rates: dict[str, list[float]] = {name: [] for name in contenders}
+    cpu_rates: dict[str, list[float]] = {name: [] for name in contenders}
+    names = list(contenders)
+    for round_ in range(runs):
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            gc.collect()
+            cpu = time.process_time()
+            rates[name].append(contenders[name]())
+            cpu_rates[name].append(n / (time.process_time() - cpu))
+    return rates, cpu_rates

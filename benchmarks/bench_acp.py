@@ -20,7 +20,6 @@ Run: ``python benchmarks/bench_acp.py [--n 100000] [--runs 5]``.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import subprocess
 import sys
@@ -34,7 +33,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _flood import acp_producer, report
+from _flood import acp_producer, alternate, report
 
 from anyagent import AgentInstallation, Runtime, SessionOptions, TextDelta, TurnEnded
 
@@ -140,16 +139,7 @@ def main() -> None:
         }
         if sdk_available():
             contenders["agent-client-protocol SDK"] = lambda: anyio.run(sdk_run, producer, n)
-        rates: dict[str, list[float]] = {name: [] for name in contenders}
-        cpu_rates: dict[str, list[float]] = {name: [] for name in contenders}
-        names = list(contenders)
-        for round_ in range(args.runs):
-            order = names[round_ % len(names) :] + names[: round_ % len(names)]
-            for name in order:
-                gc.collect()
-                cpu = time.process_time()
-                rates[name].append(contenders[name]())
-                cpu_rates[name].append(n / (time.process_time() - cpu))
+        rates, cpu_rates = alternate(contenders, args.runs, n)
         print(f"ACP wire: {n:,} agent_message_chunk updates, spawn → turn end, median (min–max) of {args.runs}")
         report(rates, cpu_rates, "chunks", "agent-client-protocol SDK")
 
