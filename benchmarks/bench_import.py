@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -40,10 +41,15 @@ COUNT_PLUGINS = (
 ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
-def once(code: str) -> float:
+def once(code: str) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one fresh interpreter running ``code``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], check=True, env=ENV)
-    return (time.perf_counter() - start) * 1000
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu
 
 
 def main() -> None:
@@ -53,21 +59,30 @@ def main() -> None:
     for code in STATEMENTS.values():
         once(code)  # writes the bytecode a real installation has
     times: dict[str, list[float]] = {name: [] for name in STATEMENTS}
+    cpus: dict[str, list[float]] = {name: [] for name in STATEMENTS}
     for _ in range(args.runs):
         for name, code in STATEMENTS.items():
-            times[name].append(once(code))
-    base = median(times["python -c pass"])
+            wall, cpu = once(code)
+            times[name].append(wall)
+            cpus[name].append(cpu)
+    base, cpu_base = median(times["python -c pass"]), median(cpus["python -c pass"])
     plugins = subprocess.run(
         [sys.executable, "-c", COUNT_PLUGINS],
         capture_output=True,
         text=True,
         env=ENV,
     ).stdout.strip()
-    print(f"import cost, fresh interpreter each, median (min–max) of {args.runs}, ms (wall | minus start-up)")
+    print(
+        f"import cost, fresh interpreter each, median (min–max) of {args.runs}, ms: wall | minus start-up"
+        " || CPU | minus start-up (CPU is what a loaded machine does not inflate)"
+    )
     for name, values in times.items():
-        ordered = sorted(values)
-        mid = median(values)
-        print(f"  {name:<30} {mid:7.1f} ({ordered[0]:.1f}–{ordered[-1]:.1f}) | {mid - base:6.1f}")
+        ordered, cpu = sorted(values), sorted(cpus[name])
+        mid, cpu_mid = median(values), median(cpus[name])
+        print(
+            f"  {name:<30} {mid:7.1f} ({ordered[0]:.1f}–{ordered[-1]:.1f}) | {mid - base:6.1f}"
+            f" || {cpu_mid:6.1f} ({cpu[0]:.1f}–{cpu[-1]:.1f}) | {cpu_mid - cpu_base:6.1f}"
+        )
     print(f"  (plugins loaded: {plugins or 'unknown'})")
 
 
