@@ -498,7 +498,12 @@ class JsonRpcPeer:
         while not self._inbox:
             if self._ended is not None or self._replies or self._read_lock.locked():
                 raise anyio.WouldBlock
-            self._route(self.lines.receive_nowait())
+            frame = self.lines.receive_nowait()
+            if type(frame) is dict and "id" not in frame:
+                method = frame.get("method")
+                if type(method) is str:  # a notification (what ``_route`` makes of it, directly)
+                    return Notification(method, frame.get("params"))
+            self._route(frame)
         if self._replies:
             raise anyio.WouldBlock
         return self._inbox.popleft()
