@@ -23,9 +23,11 @@ import gc
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -227,3 +229,40 @@ def alternate(
             rates[name].append(contenders[name]())
             cpu_rates[name].append(n / (time.process_time() - cpu))
     return rates, cpu_rates
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` (a peer under comparison) can be imported; imports it, so no contender's
+    first timed run pays for its imports."""
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+async def anyagent_turn(plugin: ModuleType, agent: Any, n: int) -> float:
+    """Deltas/s from before ``Runtime.open`` to ``TurnEnded`` through the runtime, ``plugin``'s
+    adapter and the engine, for one prompt to ``agent`` (an ``AgentInstallation``); asserts that
+    every character of the flood arrived (a lagging reader may see deltas merged, never lost)."""
+    from anyagent import Runtime, SessionOptions, TextDelta, TurnEnded
+
+    async with Runtime(plugins=[plugin]) as runtime:
+        runtime.prewarm()  # what an app does at start-up: plugins load before the first open
+        start = time.perf_counter()
+        session, events = await runtime.open(agent, SessionOptions.in_dir(tempfile.gettempdir()))
+        async with session:
+            await session.prompt("flood")
+            chars = 0
+            async for event in events:
+                kind = event.kind
+                if isinstance(kind, TextDelta):
+                    chars += len(kind.text)
+                elif isinstance(kind, TurnEnded):
+                    break
+            elapsed = time.perf_counter() - start
+    expected = sum(len(f"w{k} ") for k in range(n))
+    assert chars == expected, (chars, expected)
+    return n / elapsed

@@ -33,9 +33,10 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _flood import acp_producer, alternate, report
+from _flood import acp_producer, alternate, anyagent_turn, installed, report
 
-from anyagent import AgentInstallation, Runtime, SessionOptions, TextDelta, TurnEnded
+import anyagent_acp.plugin
+from anyagent import AgentInstallation
 
 
 def bare(producer: Path, n: int) -> float:
@@ -69,26 +70,8 @@ def bare(producer: Path, n: int) -> float:
 
 
 async def anyagent_run(producer: Path, n: int) -> float:
-    import anyagent_acp.plugin
-
-    async with Runtime(plugins=[anyagent_acp.plugin]) as runtime:
-        runtime.prewarm()
-        agent = AgentInstallation.acp("flood", str(producer), [])
-        start = time.perf_counter()
-        session, events = await runtime.open(agent, SessionOptions.in_dir(tempfile.gettempdir()))
-        async with session:
-            await session.prompt("flood")
-            chars = 0
-            async for event in events:
-                kind = event.kind
-                if isinstance(kind, TextDelta):
-                    chars += len(kind.text)
-                elif isinstance(kind, TurnEnded):
-                    break
-            elapsed = time.perf_counter() - start
-    expected = sum(len(f"w{k} ") for k in range(n))
-    assert chars == expected, (chars, expected)
-    return n / elapsed
+    """Spawn → ``TurnEnded`` through ``Runtime`` + the adapter + the engine."""
+    return await anyagent_turn(anyagent_acp.plugin, AgentInstallation.acp("flood", str(producer), []), n)
 
 
 async def sdk_run(producer: Path, n: int) -> float:
@@ -117,11 +100,7 @@ async def sdk_run(producer: Path, n: int) -> float:
 
 
 def sdk_available() -> bool:
-    try:
-        import acp  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return installed("acp")
 
 
 def main() -> None:
@@ -139,6 +118,7 @@ def main() -> None:
         }
         if sdk_available():
             contenders["agent-client-protocol SDK"] = lambda: anyio.run(sdk_run, producer, n)
+        installed("trio")  # the trio contender's first run does not pay for importing it
         rates, cpu_rates = alternate(contenders, args.runs, n)
         print(f"ACP wire: {n:,} agent_message_chunk updates, spawn → turn end, median (min–max) of {args.runs}")
         report(rates, cpu_rates, "chunks", "agent-client-protocol SDK")

@@ -33,9 +33,10 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _flood import alternate, claude_producer, report
+from _flood import alternate, anyagent_turn, claude_producer, installed, report
 
-from anyagent import AgentInstallation, Runtime, SessionOptions, TextDelta, TurnEnded
+import anyagent_claude.plugin
+from anyagent import AgentInstallation
 
 
 def bare(producer: Path, n: int) -> float:
@@ -66,28 +67,8 @@ def bare(producer: Path, n: int) -> float:
 
 
 async def anyagent_run(producer: Path, n: int) -> float:
-    """Spawn → ``TurnEnded`` through ``Runtime`` + the claude adapter + the engine."""
-    import anyagent_claude.plugin
-
-    async with Runtime(plugins=[anyagent_claude.plugin]) as runtime:
-        runtime.prewarm()  # what an app does at start-up: plugins load before the first open
-        agent = AgentInstallation.at("claude", producer)
-        start = time.perf_counter()
-        session, events = await runtime.open(agent, SessionOptions.in_dir(tempfile.gettempdir()))
-        async with session:
-            await session.prompt("flood")
-            count = chars = 0
-            async for event in events:
-                kind = event.kind
-                if isinstance(kind, TextDelta):
-                    count += 1
-                    chars += len(kind.text)
-                elif isinstance(kind, TurnEnded):
-                    break
-            elapsed = time.perf_counter() - start
-    expected = sum(len(f"w{k} ") for k in range(n))
-    assert chars == expected, (chars, expected)  # every character arrived (a lagging reader may merge deltas)
-    return n / elapsed
+    """Spawn → ``TurnEnded`` through ``Runtime`` + the adapter + the engine."""
+    return await anyagent_turn(anyagent_claude.plugin, AgentInstallation.at("claude", producer), n)
 
 
 async def sdk_run(producer: Path, n: int) -> float:
@@ -108,11 +89,7 @@ async def sdk_run(producer: Path, n: int) -> float:
 
 
 def sdk_available() -> bool:
-    try:
-        import claude_agent_sdk  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return installed("claude_agent_sdk")
 
 
 def realistic(directory: Path, n: int) -> tuple[float, float]:
@@ -175,6 +152,7 @@ def main() -> None:
         }
         if sdk_available():
             contenders["claude-agent-sdk (partial)"] = lambda: anyio.run(sdk_run, producer, n)
+        installed("trio")  # the trio contender's first run does not pay for importing it
         rates, cpu_rates = alternate(contenders, args.runs, n)
         print(f"claude wire: {n:,} stream_event text deltas, spawn → turn end, median (min–max) of {args.runs}")
         report(rates, cpu_rates, "deltas", "claude-agent-sdk (partial)")
