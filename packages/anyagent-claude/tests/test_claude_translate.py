@@ -726,3 +726,48 @@ def test_system_init_reports_the_tools_it_lists() -> None:
     assert seen == SessionSeen(f.SESSION, "claude-sonnet-5", "default", ("Task", "TodoWrite"))
     [seen] = t.feed(f.init()).notes
     assert isinstance(seen, SessionSeen) and seen.tools is None
+
+
+_DELTA_FIELDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "parent_tool_use_id": st.sampled_from([None, "", "toolu_1", 7]),
+        "api_message_id": st.sampled_from([None, "", "msg_1", 3]),
+    },
+)
+
+
+@given(
+    fields=_DELTA_FIELDS,
+    event_type=st.sampled_from(["content_block_delta", "content_block_start", "message_stop"]),
+    delta=st.one_of(
+        st.fixed_dictionaries(
+            {
+                "type": st.sampled_from(["text_delta", "thinking_delta", "input_json_delta"]),
+                "text": st.sampled_from(["", "hi", None, 5]),
+            }
+        ),
+        st.sampled_from([None, "x", []]),
+    ),
+    frame_type=st.sampled_from(["stream_event", "assistant"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_text_delta_fast_path_is_exactly_what_feed_does(
+    fields: dict[str, Any], event_type: str, delta: Any, frame_type: str
+) -> None:
+    """The driver's fast path for text deltas takes a frame only when ``feed`` would make one
+    ``TextDelta`` of it, makes the same event, and leaves the translator in the same state."""
+    frame = {"type": frame_type, "event": {"type": event_type, "index": 0, "delta": delta}, **fields}
+    fast, slow = Translator(), Translator()
+    for translator in (fast, slow):
+        translator.feed(f.message_start("msg_0"))
+    taken = fast.text_delta(frame)
+    out = slow.feed(frame)
+    if taken is None:  # declined without a trace: the driver feeds the frame as before
+        assert fast.feed(frame) == out
+    else:
+        assert out.events == [taken] and not out.writes and not out.replies and not out.notes
+        assert isinstance(taken, seam.Content) and isinstance(taken.kind, TextDelta)
+    for translator in (fast, slow):  # the end of the message closes it the same way
+        translator.feed({"type": "stream_event", "event": {"type": "message_stop"}, **fields})
+    assert fast._open == slow._open and fast._streamed == slow._streamed and fast._current == slow._current

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 
@@ -7,3 +9,13 @@ import pytest
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Every async test runs on both backends."""
     return str(request.param)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _process_reactor() -> None:
+    """The host's one process reactor (a thread with an epoll fd and a wake-up pipe, otherwise
+    started by the first spawn and kept) exists before any test counts its fds."""
+    if sys.platform != "win32":
+        from anyagent._process_posix import _REACTOR
+
+        _REACTOR.start()

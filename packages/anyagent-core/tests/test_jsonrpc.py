@@ -9,12 +9,14 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import anyio
 import pytest
 
 from anyagent import InvalidRequest, ProcessExited, ProtocolFailed
-from anyagent.process import spawn
+from anyagent.process import AgentProcess, spawn
 from anyagent.wire import (
     METHOD_NOT_FOUND,
     BadLine,
@@ -224,3 +226,44 @@ async def test_sent_frames_carry_jsonrpc_unless_disabled(tmp_path: Path) -> None
         sent = [json.loads(line)["_sent"] for line in path.read_text().splitlines() if line.startswith('{"_sent"')]
         base = {"jsonrpc": "2.0"} if field else {}
         assert sent == [{**base, "id": 1, "method": "echo", "params": {"k": 1}}, {**base, "method": "note"}]
+
+
+async def test_receive_nowait_never_holds_back_an_automatic_answer() -> None:
+    """A reader that takes buffered messages with ``receive_nowait`` and waits with ``receive``
+    only when told to still answers an unhandled request at once (the agent waits for that
+    answer before it writes again)."""
+    answered = anyio.Event()
+    sent: list[bytes] = []
+
+    class Stdin:
+        async def send(self, data: bytes) -> None:
+            sent.append(data)
+            answered.set()
+
+    class Stdout:
+        def __init__(self) -> None:
+            self.chunks = [
+                b'{"method":"a"}\n{"id":7,"method":"nobody/handles"}\n{"method":"b"}\n',
+                b'{"method":"after the answer"}\n',
+            ]
+
+        async def receive(self, max_bytes: int = 65536) -> bytes:
+            await anyio.lowlevel.checkpoint()
+            if len(self.chunks) == 1:
+                await answered.wait()  # the agent waits for its answer
+            if not self.chunks:
+                raise anyio.EndOfStream
+            return self.chunks.pop(0)
+
+    fake = SimpleNamespace(stdout=Stdout(), stdin=Stdin(), max_line=4096, recorder=None)
+    peer = JsonRpcPeer(JsonLines(cast(AgentProcess, fake)))
+    got: list[object] = []
+    with anyio.fail_after(5):
+        while len(got) < 4:
+            try:
+                got.append(peer.receive_nowait())
+            except anyio.WouldBlock:
+                got.append(await peer.receive())
+    assert got[0] == Notification("a") and isinstance(got[1], Stray) and got[2] == Notification("b")
+    assert got[3] == Notification("after the answer")
+    assert json.loads(sent[0])["id"] == 7 and json.loads(sent[0])["error"]["code"] == METHOD_NOT_FOUND

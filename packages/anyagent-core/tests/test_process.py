@@ -30,6 +30,11 @@ from anyagent.process import AgentProcess, exit_status_text, run_command
 from anyagent.process import spawn as real_spawn
 from anyagent.wire import JsonLines
 
+if sys.platform != "win32":
+    from anyagent._process_posix import _REACTOR as REACTOR
+else:  # pragma: no cover - Windows drains with a thread per pipe
+    REACTOR = None
+
 pytestmark = pytest.mark.anyio
 
 FAKES = Path(__file__).parent / "fakes"
@@ -90,6 +95,9 @@ async def until(condition: object, timeout: float = 5.0) -> None:
 
 @asynccontextmanager
 async def leak_check(bound: float = BOUND) -> AsyncIterator[None]:
+    if REACTOR is not None:
+        REACTOR.start()  # the host's one reactor thread and its two fds exist before counting
+        await until(lambda: REACTOR.watched() == 0, 5.0)
     fds = fd_count()
     token = os.urandom(8).hex()
     os.environ[MARK] = token  # inherited by every agent spawned with the default environment
@@ -102,7 +110,8 @@ async def leak_check(bound: float = BOUND) -> AsyncIterator[None]:
     await until(lambda: not any(group_alive(pgid) for pgid in SPAWNED), 5.0)
     await until(lambda: not marked(token), 5.0)
     await until(lambda: not children(), 5.0)
-    await until(lambda: not [t for t in threading.enumerate() if t.name.startswith("anyagent-drain")], 5.0)
+    if REACTOR is not None:
+        await until(lambda: REACTOR.watched() == 0, 5.0)  # every pipe drained, every pidfd closed
     assert fd_count() == fds
 
 
@@ -536,3 +545,28 @@ async def test_exit_error_for_an_agent_that_closes_stdout_but_lives(tmp_path: Pa
         error = await proc.exit_error(wait=0.2)
         assert isinstance(error, ProtocolFailed)
         await proc.aclose(grace=0.1)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX drains every agent in one reactor thread")
+async def test_agents_share_one_thread_and_exits_wake_without_polling(tmp_path: Path) -> None:
+    """Many live agents cost no thread each (one reactor drains and reaps them all), each
+    stderr tail is complete, and an exit is seen through the agent's pidfd, not a timer."""
+    async with leak_check():
+        before = threading.active_count()
+        script = "import sys; sys.stderr.write('hello from %d' % len(sys.argv)); sys.stderr.flush(); sys.stdin.read()"
+        procs = [await spawn([sys.executable, "-c", script, *["x"] * k], cwd=tmp_path) for k in range(12)]
+        try:
+            assert threading.active_count() <= before + 1  # at most the reactor itself
+            async with anyio.create_task_group() as tg:
+                for proc in procs:
+                    tg.start_soon(proc.exited)  # several waiters per agent share one pidfd wait
+                    tg.start_soon(proc.exited)
+                await anyio.sleep(0.2)
+                for proc in procs:
+                    await proc.stdin.aclose()  # EOF: each agent exits by itself
+            assert all(proc.status == "exit status: 0" for proc in procs)
+        finally:
+            for proc in procs:
+                await proc.aclose()
+        assert [proc.stderr_tail for proc in procs] == [f"hello from {k + 1}" for k in range(12)]
+        assert threading.active_count() <= before + 1

@@ -48,7 +48,7 @@ async def running(argv: list[str], cwd: Path, **kwargs: Any) -> AsyncIterator[Ag
         finally:
             await proc.aclose(grace=0.5)
     with anyio.fail_after(5):
-        while fd_count() != fds:  # the drain thread closes its pipe a moment after EOF
+        while fd_count() != fds:  # the reactor closes its pipe a moment after EOF
             await anyio.sleep(0.01)
 
 
@@ -326,3 +326,27 @@ async def test_lines_the_fast_codec_refuses_parse_as_the_standard_codec_would_wi
     expected = [json.loads(line) for line in lines]
     expected[1] = {"n": None, "i": None, "big": None, "ok": 1.5}  # no float strict JSON cannot write back
     assert frames == expected
+
+
+def test_receive_nowait_hands_out_buffered_frames_without_waiting() -> None:
+    """``receive_nowait`` takes what one read already buffered (blank lines skipped, bad lines
+    reported), then says ``WouldBlock``; the next ``receive`` reads on."""
+    chunks = [b'{"a":1}\n\n[1]\n{"b":2}\n{"c"', b":3}\n"]
+    fake = SimpleNamespace(stdout=_Chunks(chunks), max_line=1024, recorder=None)
+
+    async def read() -> list[Any]:
+        lines = JsonLines(cast(AgentProcess, fake))
+        with pytest.raises(anyio.WouldBlock):
+            lines.receive_nowait()  # nothing read yet
+        got: list[Any] = [await lines.receive()]
+        got += [lines.receive_nowait(), lines.receive_nowait()]
+        with pytest.raises(anyio.WouldBlock):
+            lines.receive_nowait()  # the unfinished line waits for the next chunk
+        got.append(await lines.receive())
+        with pytest.raises(anyio.EndOfStream):
+            await lines.receive()
+        return got
+
+    got = anyio.run(read)
+    assert got[0] == {"a": 1} and isinstance(got[1], BadLine) and got[1].reason == "not a JSON object (list)"
+    assert got[2:] == [{"b": 2}, {"c": 3}]

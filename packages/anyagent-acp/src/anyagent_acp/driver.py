@@ -192,6 +192,13 @@ class _Inbox:
         self.drained.set()  # the loop asks again only after it handled the last one
         return await self._peer.receive()
 
+    def receive_nowait(self) -> Message:
+        """``receive`` without waiting: a message already read, else ``anyio.WouldBlock``."""
+        if self._early:
+            return self._early.popleft()
+        self.drained.set()
+        return self._peer.receive_nowait()
+
 
 class AcpDriver(seam.Driver):
     """Serves one ACP session for the engine (see the module docstring)."""
@@ -266,6 +273,11 @@ class AcpDriver(seam.Driver):
 
     async def _on_message(self, message: Message) -> None:
         self._frame = message
+        if type(message) is Notification and message.method == "session/update":
+            fast = self._next_text(message.params)
+            if fast is not None:
+                await self.loop.send(seam.Content(fast))
+                return
         if isinstance(message, Response):
             await self._on_response(message)
         elif isinstance(message, Notification):
@@ -352,18 +364,44 @@ class AcpDriver(seam.Driver):
             return  # the hidden /effort prompt's acknowledgement is not content
         await handler(self, update)
 
+    def _next_text(self, params: Any) -> TextDelta | None:
+        """The fast path for the flood: the next non-empty ``agent_message_chunk`` text of the
+        agent message already open becomes its ``TextDelta`` (exactly what ``_on_update`` makes
+        of it); None (nothing done) for anything else, which takes the full path."""
+        update = params.get("update") if type(params) is dict else None
+        if type(update) is not dict or update.get("sessionUpdate") != "agent_message_chunk":
+            return None
+        content = update.get("content")
+        text = content.get("text") if type(content) is dict else None
+        current = self._message
+        if type(text) is not str or not text or current is None or current[0] is not TextDelta:
+            return None
+        message_id = update.get("messageId")
+        if type(message_id) is str and message_id and message_id != current[1]:
+            return None  # a new message starts: the full path ends the open one
+        prefix = self._quirks.mode_text_prefix
+        prompt = self._prompt
+        if (prefix and text.startswith(prefix)) or (prompt is None and self._effort is not None):
+            return None
+        if prompt is not None:
+            prompt.saw_content = True
+        self._turn_chars += len(text)
+        return TextDelta(current[1], text)
+
     async def _info(self, update: dict[str, Any]) -> None:
         if self._state.apply_update(j.text(update.get("sessionUpdate"), ""), update):
             await self._publish()
 
-    async def _chunk(self, update: dict[str, Any], make: Callable[[str, str], EventKind]) -> None:
+    async def _chunk(
+        self, update: dict[str, Any], make: type[TextDelta] | type[ReasoningDelta] | type[UserMessage]
+    ) -> None:
         text = j.text(j.obj(update.get("content")).get("text"))
         if text is None:
             await self._report("non-text content in a message", DiagnosticCode.BAD_FRAME)
             return
         if not text:
             return  # claude's bridge opens each message with an empty chunk
-        message_type = type(make("", ""))
+        message_type = make
         message_id = j.text(update.get("messageId"))
         current = self._message
         if current is None or current[0] is not message_type or (message_id and message_id != current[1]):

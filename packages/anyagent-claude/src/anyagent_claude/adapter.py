@@ -333,6 +333,10 @@ class ClaudeDriver(seam.Driver):
         return reply or ControlReply(request_id, False, {}, f"no answer to {subtype} within {timeout:g} s")
 
     async def _on_frame(self, frame: Incoming) -> None:
+        fast = self._translator.text_delta(frame)
+        if fast is not None:
+            await self.loop.send(fast)
+            return
         out = self._translator.feed(frame)
         for reply in out.replies:
             await self._connection.control.resolve(reply.request_id, reply)

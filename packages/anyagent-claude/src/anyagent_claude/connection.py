@@ -78,6 +78,12 @@ class Connection:
             return self.backlog.popleft()
         return await self.lines.receive()
 
+    def receive_nowait(self) -> Incoming:
+        """``receive`` without waiting: a frame already read, else ``anyio.WouldBlock``."""
+        if self.backlog:
+            return self.backlog.popleft()
+        return self.lines.receive_nowait()
+
     async def call_during_handshake(
         self, subtype: str, hints: ExitHints, resuming: bool = False, **fields: Any
     ) -> ControlReply:

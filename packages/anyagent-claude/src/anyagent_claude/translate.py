@@ -315,6 +315,26 @@ class Translator:
             out.diagnostic(f"Claude sent an unknown frame type {kind!r}", DiagnosticCode.UNKNOWN_FRAME, frame=frame)
         return out
 
+    def text_delta(self, frame: object) -> seam.Content | None:
+        """The fast path for the most common frame: a top-level ``stream_event`` text delta of a
+        message with an ``api_message_id`` becomes its ``TextDelta`` content (exactly what
+        ``feed`` makes of it); anything else is None (use ``feed``)."""
+        if type(frame) is not dict or frame.get("type") != "stream_event" or frame.get("parent_tool_use_id"):
+            return None
+        event = frame.get("event")
+        if type(event) is not dict or event.get("type") != "content_block_delta":
+            return None
+        delta = event.get("delta")
+        message_id = frame.get("api_message_id")
+        if type(delta) is not dict or delta.get("type") != "text_delta" or type(message_id) is not str:
+            return None
+        text = delta.get("text")
+        if type(text) is not str or not text or not message_id:
+            return None
+        self._streamed.add(message_id)
+        self._open[message_id] = None
+        return seam.Content(TextDelta(message_id, text))
+
     # stream_event: the Anthropic streaming events, wrapped
 
     def _stream(self, frame: Mapping[str, Any], out: Translation) -> None:

@@ -262,6 +262,8 @@ class _Engine:
                     break
             except anyio.EndOfStream:
                 break
+            if self._fast_text(event):
+                continue  # a text delta of the running turn changes no status
             self._on_driver_event(event)
             if self._promotion_pending:
                 await self._settle_and_promote()
@@ -610,6 +612,40 @@ class _Engine:
 
     # -----------------------------------------------------------------------------------------
     # driver events
+
+    def _fast_text(self, event: seam.DriverEvent) -> bool:
+        """The fast path for the flood: what ``_on_driver_event`` does with a text delta of the
+        running turn (no queue to promote), without the checks that cannot apply to one. False
+        (nothing done) for anything else."""
+        if type(event) is not seam.Content:
+            return False
+        kind = event.kind
+        turn = self._turn
+        if (
+            type(kind) is not TextDelta
+            or turn is None
+            or turn.awaiting_ack
+            or event.parent_tool_id is not None
+            or event.extensions
+            or self._state is not _State.RUNNING
+            or self._promotion_pending
+        ):
+            return False
+        self._activity = True
+        turn.open_messages[kind.message_id] = None
+        outbox = self._outbox
+        size = len(kind.text) + 64
+        if (
+            self._consumer_lost
+            or outbox.reader_gone
+            or len(outbox) >= COALESCE_AFTER
+            or outbox.bytes + size > outbox.max_bytes
+        ):
+            self._emit(kind, turn.info)  # the consumer lags or left: the full rules
+            return True
+        self._sequence += 1
+        outbox.put(Event(self._sequence, datetime.now(timezone.utc), self.session_id, kind, turn.info), size)
+        return True
 
     def _on_driver_event(self, event: seam.DriverEvent) -> None:
         if self._state is _State.CLOSED:

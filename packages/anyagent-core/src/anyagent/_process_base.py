@@ -156,11 +156,18 @@ class _Child(Protocol):
     def close_streams(self) -> None:
         """Close our pipe ends and OS handles (after the reap, or when a launch is abandoned)."""
 
-    def start_drain(self, tails: Mapping[str, _Tail]) -> threading.Thread:
-        """Start the thread that drains stderr (and stdout when drained) into ``tails``."""
+    def start_drain(self, tails: Mapping[str, _Tail]) -> _Drain:
+        """Start draining stderr (and stdout when drained) into ``tails`` (and, POSIX, reaping)."""
 
     def stop_drain(self) -> None:
-        """Let the drain thread go even if a pipe never reaches EOF (an escaped process holds it)."""
+        """Let the drain go even if a pipe never reaches EOF (an escaped process holds it)."""
+
+
+class _Drain(Protocol):
+    """A running drain: a thread (Windows) or the POSIX reactor's job for one child."""
+
+    def is_alive(self) -> bool:
+        """False once every drained pipe reached EOF (and, POSIX, the leader was reaped)."""
 
 
 def _close_fds(*fds: int) -> None:
@@ -177,7 +184,12 @@ def _spawn_message(exe: str, cwd: str, exc: OSError) -> str:
 
 
 async def _wait_exit(child: _Child) -> None:
-    """Poll until the leader is reaped (backing off to 50 ms; the drain thread reaps on Linux)."""
+    """Wait until the leader is reaped: the child's own ``wait_exited`` (a pidfd in the event
+    loop, POSIX), else poll backing off to 50 ms."""
+    waiter = getattr(child, "wait_exited", None)
+    if waiter is not None:
+        await waiter()
+        return
     delay = _POLL_FIRST
     while not child.poll_exit():
         await anyio.sleep(delay)

@@ -2,21 +2,23 @@
 
 The agent is forked with ``subprocess.Popen`` into a new session (so it leads its own process
 group), through a tiny exec shim on Linux that sets its parent-death signal (see ``_SHIM``). We
-own every pipe end as a non-blocking anyio stream; a drain thread feeds stderr into a bounded tail
-and reaps the leader the moment it exits, killing stragglers in its group first.
+own every pipe end as a non-blocking anyio stream. One reactor thread per host process (not per
+child: ``_Reactor``) feeds every child's stderr into its bounded tail and reaps each leader the
+moment its pidfd says it exited, killing stragglers in its group first; the event loop waits for an
+exit on a pidfd of its own (``wait_exited``), so a live, quiet session costs no wakeups.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-import select
+import selectors
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -25,6 +27,8 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from ._errors import SpawnFailed
 from ._process_base import (
+    _POLL_FIRST,
+    _POLL_MAX,
     _close_fds,
     _discard,
     _NoStdin,
@@ -119,6 +123,172 @@ class _FdSendStream(_FdEnd, ByteSendStream):
             raise
 
 
+# ---- the reactor: one thread drains and reaps for every child
+
+
+class _Reactor:
+    """A single daemon thread (started on first use, again after a fork) that waits in one
+    ``epoll`` for every child's drained pipes and pidfd: a readable pipe is read into its tail,
+    a readable pidfd reaps its leader. Without pidfds (Linux < 5.3, other POSIX) the children
+    still running are polled every ``_NO_PIDFD_POLL`` seconds; with them, nothing wakes the
+    thread while nothing happens. Registrations run in the thread itself (``call``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._selector: selectors.BaseSelector | None = None
+        self._wake_w = -1
+        self._calls: list[Callable[[], None]] = []
+        self.polled: set[_DrainJob] = set()
+
+    def call(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` in the reactor thread, soon."""
+        with self._lock:
+            if self._thread is None:
+                self._start_locked()
+            self._calls.append(fn)
+            wake = self._wake_w
+        try:
+            os.write(wake, b"!")
+        except (BlockingIOError, InterruptedError):
+            pass  # the pipe is full of wake-ups already
+
+    def _start_locked(self) -> None:
+        selector = selectors.DefaultSelector()
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_r, False)
+        os.set_blocking(wake_w, False)
+        selector.register(wake_r, selectors.EVENT_READ, None)
+        self._selector, self._wake_w = selector, wake_w
+        thread = threading.Thread(target=self._run, args=(selector, wake_r), name="anyagent-reactor", daemon=True)
+        thread.start()  # may raise (no thread can be started): the caller's spawn fails cleanly
+        self._thread = thread
+
+    def start(self) -> None:
+        """Start the thread now (it starts on the first spawn anyway)."""
+        self.call(lambda: None)
+
+    def watched(self) -> int:
+        """How many pipes and pidfds the reactor watches now (0 once every agent is reaped and
+        drained)."""
+        selector = self._selector
+        return 0 if selector is None else max(0, len(selector.get_map()) - 1)
+
+    def register(self, fd: int, callback: Callable[[int], None]) -> None:
+        """In the reactor thread: call ``callback(fd)`` whenever ``fd`` is readable."""
+        assert self._selector is not None
+        self._selector.register(fd, selectors.EVENT_READ, callback)
+
+    def unregister(self, fd: int) -> None:
+        """In the reactor thread: stop watching ``fd`` (the caller closes it)."""
+        assert self._selector is not None
+        try:
+            self._selector.unregister(fd)
+        except (KeyError, ValueError):
+            pass
+
+    def _run(self, selector: selectors.BaseSelector, wake_r: int) -> None:
+        while True:
+            timeout = _NO_PIDFD_POLL if self.polled else None
+            for key, _ in selector.select(timeout):
+                if key.data is None:
+                    try:
+                        while os.read(wake_r, 4096):
+                            pass
+                    except BlockingIOError:
+                        pass
+                    with self._lock:
+                        calls, self._calls = self._calls, []
+                    for fn in calls:
+                        fn()
+                else:
+                    key.data(key.fd)
+            for job in list(self.polled):
+                job.check_exit()
+
+    def forget_after_fork(self) -> None:
+        """A forked child has no reactor thread: the next use starts a fresh one."""
+        self._lock = threading.Lock()
+        self._thread = None
+        self._selector = None
+        self._wake_w = -1
+        self._calls = []
+        self.polled = set()
+
+
+_NO_PIDFD_POLL = 0.2
+_REACTOR = _Reactor()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_REACTOR.forget_after_fork)
+
+
+class _DrainJob:
+    """One child's work in the reactor: drain ``fds`` into their tails until EOF and reap the
+    leader once it exits. ``is_alive`` until both are done (or ``stop``)."""
+
+    def __init__(self, child: _PosixChild, fds: dict[int, _Tail]) -> None:
+        self._child = child
+        self._fds = fds
+        self._pidfd: int | None = None
+        self._exited = False
+        self._done = threading.Event()
+
+    def is_alive(self) -> bool:
+        return not self._done.is_set()
+
+    def start(self) -> None:
+        """In the reactor thread."""
+        for fd in self._fds:
+            os.set_blocking(fd, False)
+            _REACTOR.register(fd, self._readable)
+        self._pidfd = _open_pidfd(self._child.pid)
+        if self._pidfd is not None:
+            _REACTOR.register(self._pidfd, self._exit_readable)
+        else:
+            _REACTOR.polled.add(self)
+        self.check_exit()
+
+    def _readable(self, fd: int) -> None:
+        if not _PosixChild._drain_once(fd, self._fds[fd]):
+            _REACTOR.unregister(fd)
+            os.close(fd)
+            del self._fds[fd]
+            self._maybe_done()
+
+    def _exit_readable(self, fd: int) -> None:
+        self.check_exit()
+
+    def check_exit(self) -> None:
+        if self._exited or self._done.is_set():
+            return
+        self._exited = self._child.poll_exit()
+        if self._exited:
+            self._forget_exit()
+            self._maybe_done()
+
+    def _forget_exit(self) -> None:
+        _REACTOR.polled.discard(self)
+        if self._pidfd is not None:
+            _REACTOR.unregister(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+
+    def _maybe_done(self) -> None:
+        if self._exited and not self._fds:
+            self._done.set()
+
+    def stop(self) -> None:
+        """In the reactor thread: let go of everything now (a pipe held by an escaped process)."""
+        if self._done.is_set():
+            return
+        for fd in list(self._fds):
+            _REACTOR.unregister(fd)
+            os.close(fd)
+        self._fds.clear()
+        self._forget_exit()
+        self._done.set()
+
+
 # waitid(WNOWAIT) sees a zombie without reaping it (not on every POSIX; then no straggler kill)
 _WAITID: Any = getattr(os, "waitid", None) if hasattr(os, "WNOWAIT") else None
 
@@ -138,8 +308,10 @@ class _PosixChild:
         self._stdin: ByteSendStream = _FdSendStream(stdin_fd) if stdin_fd is not None else _NoStdin()
         self._stdout_fd = stdout_fd  # -1 once a stream or the drain thread owns it
         self._stdout: _FdReceiveStream | None = None
-        self._stderr_fd = stderr_fd  # -1 once the drain thread owns it
-        self._stop = threading.Event()
+        self._stderr_fd = stderr_fd  # -1 once the reactor owns it
+        self._job: _DrainJob | None = None
+        self._exit_fd = _open_pidfd(self._pid)  # the event loop's own, for ``wait_exited``
+        self._exit_waiter: anyio.Event | None = None
 
     @property
     def pid(self) -> int:
@@ -218,6 +390,9 @@ class _PosixChild:
         time), so ``kill_escapees`` can reach them after the group is gone. Empty elsewhere."""
         if self._reaped or not sys.platform.startswith("linux"):
             return []
+        walked = self._walk_children()
+        if walked is not None:
+            return walked
         parents: dict[int, list[tuple[int, int, str]]] = {}
         try:
             entries = os.listdir("/proc")
@@ -235,6 +410,25 @@ class _PosixChild:
                 todo.append(pid)
                 if pgid != self._pid:
                     found.append((pid, start))
+        return found
+
+    def _walk_children(self) -> list[tuple[int, str]] | None:
+        """``escapees`` through ``/proc/PID/task/TID/children`` (the leader's tree only, so a
+        close costs the same with 1 or 1000 agents on the host); None where the kernel lacks
+        those files (then every process in ``/proc`` is read)."""
+        found: list[tuple[int, str]] = []
+        todo = [self._pid]
+        while todo and len(found) < 4096:
+            kids = _children(todo.pop())
+            if kids is None:
+                return None
+            for pid in kids:
+                fields = _proc_stat(pid)
+                if fields is None:
+                    continue
+                todo.append(pid)
+                if int(fields[2]) != self._pid:
+                    found.append((pid, fields[19]))
         return found
 
     @staticmethod
@@ -266,45 +460,55 @@ class _PosixChild:
             self._stdout.close()
         _close_fds(self._stdout_fd, self._stderr_fd)
         self._stdout_fd = self._stderr_fd = -1
+        exit_fd, self._exit_fd = self._exit_fd, None
+        if exit_fd is not None:
+            if self._exit_waiter is not None:
+                anyio.notify_closing(exit_fd)
+            os.close(exit_fd)
 
-    def start_drain(self, tails: Mapping[str, _Tail]) -> threading.Thread:
+    async def wait_exited(self) -> None:
+        """Return once the leader is reaped: the event loop waits on a pidfd (one task at a
+        time; others wait for it), so nothing wakes while the agent runs. Without a pidfd it
+        polls, backing off to 50 ms."""
+        delay = _POLL_FIRST
+        while not self.poll_exit():
+            waiter = self._exit_waiter
+            if waiter is not None:
+                await waiter.wait()
+                continue
+            exit_fd = self._exit_fd
+            if exit_fd is None:
+                await anyio.sleep(delay)
+                delay = min(delay * 2, _POLL_MAX)
+                continue
+            waiter = self._exit_waiter = anyio.Event()
+            try:
+                await anyio.wait_readable(exit_fd)
+            except (anyio.ClosedResourceError, OSError):
+                await anyio.sleep(delay)  # closed under us (the streams closed): check again
+                delay = min(delay * 2, _POLL_MAX)
+            finally:
+                self._exit_waiter = None
+                waiter.set()
+
+    def start_drain(self, tails: Mapping[str, _Tail]) -> _DrainJob:
         fds = {self._stderr_fd: tails["stderr"]}
         if "stdout" in tails:
             fds[self._stdout_fd] = tails["stdout"]
             self._stdout_fd = -1
-        self._stderr_fd = -1  # the drain thread closes what it was given
-        thread = threading.Thread(target=self._drain, args=(fds,), name=f"anyagent-drain-{self.pid}", daemon=True)
-        thread.start()
-        return thread
+        self._stderr_fd = -1  # the reactor closes what it was given
+        job = self._job = _DrainJob(self, fds)
+        try:
+            _REACTOR.call(job.start)
+        except BaseException:
+            _close_fds(*fds)
+            raise
+        return job
 
     def stop_drain(self) -> None:
-        self._stop.set()
-
-    def _drain(self, fds: dict[int, _Tail]) -> None:
-        """Drain pipes into tails; notice the leader's exit (pidfd on Linux, else a 200 ms poll)
-        and reap it, killing stragglers first, even when nobody is waiting for it."""
-        pidfd = _open_pidfd(self.pid)
-        poller = select.poll()
-        for fd in fds:
-            os.set_blocking(fd, False)
-            poller.register(fd, select.POLLIN)
-        if pidfd is not None:
-            poller.register(pidfd, select.POLLIN)
-        exited = False
-        try:
-            while (fds or not exited) and not self._stop.is_set():
-                ready = [fd for fd, _ in poller.poll(1000 if pidfd is not None or exited else 200)]
-                for fd in ready:
-                    if fd in fds and not self._drain_once(fd, fds[fd]):
-                        poller.unregister(fd)
-                        os.close(fd)
-                        del fds[fd]
-                if not exited and (pidfd is None or pidfd in ready):
-                    exited = self.poll_exit()
-                    if exited and pidfd is not None:
-                        poller.unregister(pidfd)
-        finally:
-            _close_fds(*fds, -1 if pidfd is None else pidfd)
+        job = self._job
+        if job is not None:
+            _REACTOR.call(job.stop)
 
     @staticmethod
     def _drain_once(fd: int, tail: _Tail) -> bool:
@@ -319,6 +523,27 @@ class _PosixChild:
             return False
         tail.feed(data)
         return True
+
+
+def _children(pid: int) -> list[int] | None:
+    """The children of every thread of ``pid`` (empty when it is gone); None when the kernel
+    has no ``children`` files (``CONFIG_PROC_CHILDREN``)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids: list[int] = []
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as file:
+                kids += [int(part) for part in file.read().split()]
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
+                continue  # that thread ended meanwhile
+            return None
+        except OSError:
+            continue
+    return kids
 
 
 def _proc_stat(pid: int) -> list[str] | None:

@@ -26,8 +26,9 @@ its stderr, and its normalized exit status. Guarantees:
   any when the leader exits on its own or the host dies; elsewhere none is. The session still
   ends when the leader exits (``toolkit.DriverLoop`` stops reading shortly after, whoever holds
   the pipe).
-* stderr is always drained (by a thread, so no task group has to outlive ``connect``) into a tail
-  of the last ``stderr_tail_lines`` lines, each capped; the pipe can never fill up.
+* stderr is always drained (POSIX: by one reactor thread shared by every agent of the host, so no
+  task group has to outlive ``connect`` and no thread is started per agent; Windows: a thread per
+  pipe) into a tail of the last ``stderr_tail_lines`` lines, each capped; the pipe can never fill up.
 * When the group leader exits, the rest of its group is killed at once (the leader is still a
   zombie then, so its id cannot have been reused), then it is reaped: a grandchild holding the
   pipes can never keep a reader waiting. A reaped group is never signalled again.
@@ -270,7 +271,7 @@ class AgentProcess:
         recorder: WireRecorder | None,
         drain_stdout: bool,
     ) -> None:
-        """Made by ``spawn`` (which validates the launch); starts the drain thread."""
+        """Made by ``spawn`` (which validates the launch); starts draining stderr."""
         self._child = child
         self.argv: tuple[str, ...] = tuple(argv)
         self.max_line = max_line
@@ -328,6 +329,11 @@ class AgentProcess:
         """Wait until the agent exits on its own; return its status text."""
         await _wait_exit(self._child)
         return self._finished()
+
+    async def exited(self) -> None:
+        """Wait until the agent has exited, without noting it in the recording (``wait`` does).
+        On Linux this waits on a pidfd in the event loop: no wakeups while the agent runs."""
+        await _wait_exit(self._child)
 
     async def exit_error(self, wait: float = 1.0) -> AgentError:
         """The error for "the agent's output ended": ``ProcessExited(status, stderr tail)`` if it
@@ -391,7 +397,7 @@ class AgentProcess:
                 await anyio.sleep(delay)
                 delay = min(delay * 2, _POLL_MAX)
         if stop and self._drain.is_alive():
-            self._child.stop_drain()  # a process outside the group holds the pipe: let the thread go
+            self._child.stop_drain()  # a process outside the group holds the pipe: let the drain go
 
     def _finished(self) -> str:
         status = exit_status_text(self._child.returncode)

@@ -326,10 +326,16 @@ class _Exit:
                 self._scope = None
 
     async def watch(self, process: AgentProcess) -> None:
-        delay = 0.005
-        while process.status is None:  # not ``wait()``: the recorder's exit note comes with ``Exited``
-            await anyio.sleep(delay)
-            delay = min(delay * 2, 0.1)
+        # not ``wait()``: the recorder's exit note comes with ``Exited``; ``exited`` waits on a
+        # pidfd where there is one, so a quiet session costs no wakeups
+        exited = getattr(process, "exited", None)
+        if exited is not None:
+            await exited()
+        else:
+            delay = 0.005
+            while process.status is None:
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 0.1)
         self._gone_at = anyio.current_time()
         if self._scope is not None:
             self._scope.deadline = self._deadline()
@@ -472,10 +478,20 @@ class DriverLoop(Generic[F]):
     async def _read_frames(self, source: FrameSource[F | BadLine | Stray], generation: int, leader: _Exit) -> None:
         on_frame = self._on_frame
         recorder = self.recorder
+        # frames already read from the pipe are taken without a wait (and without a cancel scope:
+        # only a wait for the pipe can outlast the leader)
+        nowait: Callable[[], F | BadLine | Stray] | None = getattr(source, "receive_nowait", None)
         while True:
             try:
-                with leader.receiving() as scope:
-                    frame = await source.receive()
+                try:
+                    if nowait is None:
+                        raise anyio.WouldBlock
+                    frame = nowait()
+                except anyio.WouldBlock:
+                    with leader.receiving() as scope:
+                        frame = await source.receive()
+                    if scope.cancelled_caught:
+                        break  # the leader is gone and its output fell quiet: something else holds the pipe
             except anyio.EndOfStream:
                 break
             except Exception as exc:  # a wire broken mid-frame is the agent's end, not our crash
@@ -485,8 +501,6 @@ class DriverLoop(Generic[F]):
                     DiagnosticLevel.ERROR,
                 )
                 break
-            if scope.cancelled_caught:
-                break  # the leader is gone and its output fell quiet: something else holds the pipe
             if generation != self._generation:
                 return  # replaced while this frame was read: the new connection serves now
             kind = type(frame)

@@ -42,6 +42,7 @@ import anyio
 import anyio.lowlevel
 import attrs
 
+from ._codec import _decode as _fast_decode
 from ._codec import _dumps, _loads, _short
 from ._errors import AgentError, InvalidRequest, ProcessExited, ProtocolFailed
 from ._recorder import WireRecorder
@@ -138,22 +139,44 @@ class JsonLines:
         while True:
             line = self._ready[self._next] if self._next < len(self._ready) else await self._fill()
             self._next += 1
-            if type(line) is _TooLong:
-                return self._bad(line.head, f"line longer than {self._max} bytes", line.size)
-            assert type(line) is bytes
+            value = self._parse(line)
+            if value is not None:
+                return value
+
+    def receive_nowait(self) -> Frame | BadLine:
+        """The next frame or bad line already read from the pipe, without waiting (no
+        checkpoint); ``anyio.WouldBlock`` when the next one needs a read."""
+        ready = self._ready
+        while self._next < len(ready):
+            line = ready[self._next]
+            self._next += 1
+            value = self._parse(line)
+            if value is not None:
+                return value
+        raise anyio.WouldBlock
+
+    def _parse(self, line: bytes | _TooLong) -> Frame | BadLine | None:
+        """One line as a frame or a bad line; None for a blank line."""
+        if type(line) is _TooLong:
+            return self._bad(line.head, f"line longer than {self._max} bytes", line.size)
+        assert type(line) is bytes
+        try:
+            # msgspec straight away; ``_loads`` (the standard codec's reading) for what it refuses
+            value = _fast_decode(line) if _fast_decode is not None else _loads(line)
+        except ValueError:
             try:
                 value = _loads(line)
             except (ValueError, RecursionError) as exc:
-                if not line.strip():
-                    continue
-                return self._bad(line, f"not JSON ({_short(exc)})", len(line))
-            if type(value) is dict:
-                if self._recorder is not None:
-                    self._recorder._received_line(line, value, self._stamp)
-                    if self._next == len(self._ready):
-                        self._recorder.flush()
-                return value
-            return self._bad(line, f"not a JSON object ({type(value).__name__})", len(line))
+                return self._not_json(line, exc)
+        except RecursionError as exc:
+            return self._not_json(line, exc)
+        if type(value) is dict:
+            if self._recorder is not None:
+                self._recorder._received_line(line, value, self._stamp)
+                if self._next == len(self._ready):
+                    self._recorder.flush()
+            return value
+        return self._bad(line, f"not a JSON object ({type(value).__name__})", len(line))
 
     def __aiter__(self) -> JsonLines:
         return self
@@ -238,6 +261,11 @@ class JsonLines:
             self._partial, self._partial_len = [], 0
             return [line]
         return []
+
+    def _not_json(self, line: bytes, exc: BaseException) -> BadLine | None:
+        if not line.strip():
+            return None
+        return self._bad(line, f"not JSON ({_short(exc)})", len(line))
 
     def _bad(self, line: bytes, reason: str, size: int) -> BadLine:
         text = line.decode("utf-8", "replace").rstrip("\r")
@@ -459,6 +487,25 @@ class JsonRpcPeer:
             if self._ended is not None:
                 raise anyio.EndOfStream
             await self._pump(lambda: bool(self._inbox))
+        if self._replies:
+            await self._send_replies()
+        return self._inbox.popleft()
+
+    def receive_nowait(self) -> Message:
+        """The next message already read from the pipe, without waiting (no checkpoint);
+        ``anyio.WouldBlock`` when the next one needs a read, another task is reading, or an
+        automatic answer has to be sent first."""
+        while not self._inbox:
+            if self._ended is not None or self._replies or self._read_lock.locked():
+                raise anyio.WouldBlock
+            frame = self.lines.receive_nowait()
+            if type(frame) is dict and "id" not in frame:
+                method = frame.get("method")
+                if type(method) is str:  # a notification (what ``_route`` makes of it, directly)
+                    return Notification(method, frame.get("params"))
+            self._route(frame)
+        if self._replies:
+            raise anyio.WouldBlock
         return self._inbox.popleft()
 
     def __aiter__(self) -> JsonRpcPeer:
