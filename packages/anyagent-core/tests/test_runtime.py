@@ -14,6 +14,7 @@ from anyagent import (
     Answer,
     AuthRequired,
     Capability,
+    ConfigChoice,
     ConfigOption,
     Diagnostic,
     EnvVarLogin,
@@ -29,6 +30,7 @@ from anyagent import (
     ResumeFailed,
     RollbackScope,
     Runtime,
+    SelectKind,
     SessionBusy,
     SessionClosed,
     SessionOptions,
@@ -143,6 +145,18 @@ async def test_configure_is_validated_then_confirmed_by_session_updated() -> Non
         option = updated.info.details.option("model")
         assert isinstance(option, ConfigOption) and option.current == "opus"
         assert session.info().configuration["model"] == "opus"
+
+
+async def test_configure_hands_the_adapter_the_agents_own_id_for_a_portable_name() -> None:
+    choices = (
+        ConfigChoice("default", "Default", aliases=("ask",)),
+        ConfigChoice("acceptEdits", "Accept edits", aliases=("accept-edits",)),
+    )
+    mode = ConfigOption("mode", "Mode", SelectKind(choices), "default", category="mode")
+    async with mock_session(Script(options=(mode,))) as (session, reader):
+        await session.configure("mode", "accept-edits")
+        updated = await reader.kind(SessionUpdated)
+        assert updated.info.configuration["mode"] == "acceptEdits"  # the mock agent took what it was sent
 
 
 async def test_rollback_and_compact_are_gated_and_need_an_idle_session() -> None:

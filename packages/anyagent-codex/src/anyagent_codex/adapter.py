@@ -55,7 +55,7 @@ from anyagent.wire import JsonLines, JsonRpcError, JsonRpcPeer
 
 from .driver import ACCEPTED_REQUESTS, MAX_RETRIES, CodexDriver, Handshaken
 from .profile import PROFILE
-from .settings import SANDBOXES, Settings
+from .settings import SANDBOXES, Settings, own_mode
 from .translate import plan_usage
 
 __all__ = ["CLIENT_INFO", "SIDE_CALL_WAIT", "CodexAdapter", "mcp_overrides"]
@@ -241,7 +241,7 @@ def _thread_params(options: SessionOptions) -> dict[str, Any]:
         params["sandbox"] = sandbox
     mode = options.configuration.get("mode")
     if isinstance(mode, str):
-        params["approvalPolicy"] = mode
+        params["approvalPolicy"] = own_mode(mode)
     model = options.configuration.get("model")
     if isinstance(model, str):
         params["model"] = model

@@ -13,6 +13,9 @@ import attrs
 
 from anyagent import BooleanKind, ConfigChoice, ConfigOption, ConfigValue, SelectKind
 from anyagent import jsonread as j
+from anyagent.toolkit import mode_aliases
+
+from .profile import PROFILE
 
 __all__ = ["MODES", "SANDBOXES", "Settings"]
 
@@ -31,6 +34,17 @@ MODES: tuple[tuple[str, str], ...] = (
 """The approval policies codex takes per thread and per turn (``AskForApproval``)."""
 
 _FAST_TIER = "fast"
+
+
+def mode_choices() -> tuple[ConfigChoice, ...]:
+    """The ``mode`` choices, with the portable names of ``PROFILE.modes`` as aliases
+    (``default``/``ask`` → ``on-request``, ``bypass-permissions`` → ``never``)."""
+    return mode_aliases((ConfigChoice(value, value, description) for value, description in MODES), PROFILE.modes)
+
+
+def own_mode(value: str) -> str:
+    """Codex's own approval policy for a portable mode name; any other value as it is."""
+    return SelectKind(mode_choices()).resolve(value) or value
 
 
 @attrs.define
@@ -98,8 +112,7 @@ class Settings:
             options.append(ConfigOption("fast", "Fast mode", BooleanKind(), self.fast))
         sandboxes = [ConfigChoice(value, value) for value in SANDBOXES]
         options.append(ConfigOption("sandbox", "Sandbox", SelectKind(sandboxes), self.sandbox))
-        modes = [ConfigChoice(value, value, description) for value, description in MODES]
-        options.append(ConfigOption("mode", "Approval policy", SelectKind(modes), self.mode, category="mode"))
+        options.append(ConfigOption("mode", "Approval policy", SelectKind(mode_choices()), self.mode, category="mode"))
         return tuple(options)
 
     def configuration(self) -> dict[str, ConfigValue]:
@@ -129,7 +142,7 @@ class Settings:
         elif option_id == "sandbox" and isinstance(value, str):
             self.sandbox = value
         elif option_id == "mode" and isinstance(value, str):
-            self.mode = value
+            value = self.mode = own_mode(value)
         self.pending[option_id] = value
 
     def turn_overrides(self) -> dict[str, Any]:

@@ -885,6 +885,7 @@ class _Engine:
             )
         if not option.accepts(value):
             raise InvalidConfiguration(option.invalid(value))
+        value = option.resolve(value)  # a portable name (``accept-edits``) goes out as the agent's own id
         if not option.between_turns:
             self._send(seam.Configure(option_id, value))
         elif self._state is _State.IDLE and self._turn is None:
