@@ -42,6 +42,7 @@ PROFILES = {
         "gemini": ("--acp",),
         "claude-acp": (),
         "codex-acp": (),
+        "opencode": ("serve", "--hostname", "127.0.0.1"),
     }.items()
 }
 """Stand-in catalog profiles (the real ones come from the installed adapter packages)."""

@@ -94,7 +94,7 @@ PINNED: Mapping[str, PinnedCli] = MappingProxyType(
                 "codex",
                 args=("app-server", "--disable", "plugins", "--disable", "remote_plugin", "--disable", "apps"),
             ),
-            PinnedCli("opencode", "opencode-ai", "1.18.33", "opencode", args=("serve", "--hostname", "127.0.0.1")),
+            PinnedCli("opencode", "opencode-ai", "1.18.33", "opencode", profile="opencode"),
             PinnedCli("pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi", args=("--mode", "rpc")),
             PinnedCli("qwen", "@qwen-code/qwen-code", "0.15.10", "qwen", profile="qwen"),
             PinnedCli("gemini", "@google/gemini-cli", "0.61.0", "gemini", profile="gemini"),
@@ -416,7 +416,8 @@ def _opencode(layout: _Layout, url: str) -> _Configured:
                 "name": "anyagent fake model",
                 "options": {"baseURL": f"{url}/v1", "apiKey": FAKE_KEY},
                 "models": {
-                    FAKE_MODEL: {"name": "Fake Model", "tool_call": True, "limit": {"context": 128000, "output": 4096}}
+                    FAKE_MODEL: {"name": "Fake Model", "tool_call": True, "limit": {"context": 128000, "output": 4096}},
+                    f"{FAKE_MODEL}-2": {"name": "Fake Two", "tool_call": True, "limit": {"context": 64000, "output": 4096}},
                 },
             }
         },
