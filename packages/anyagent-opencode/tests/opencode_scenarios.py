@@ -19,7 +19,8 @@ from anyagent import (
     Completed,
     ContextCompacted,
     ContextUsage,
-    Failed,
+    Diagnostic,
+    DiagnosticCode,
     PermissionChoice,
     PermissionRequest,
     PlanUpdated,
@@ -181,10 +182,16 @@ async def _turn(stage: Stage, text: str) -> list[Any]:
 
 
 async def failing(stage: Stage) -> None:
-    """A model error ends the turn Failed with opencode's message (no 65 s silent retry)."""
-    events = await _turn(stage, "FAIL 400")
-    stop = _end(events)
-    assert isinstance(stop, Failed) and stop.message
+    """A model error: opencode retries with back-off (2, 4, 10, 20, 30 s) before it fails the turn;
+    each retry is an ``api_retry`` diagnostic with the provider's message, and a cancel ends it."""
+    await stage.session.prompt("FAIL 400")
+    retry = await stage.reader.match(
+        lambda e: isinstance(e.kind, Diagnostic) and e.kind.diagnostic.code == DiagnosticCode.API_RETRY
+    )
+    assert "fake model failure" in retry.kind.diagnostic.message
+    await stage.session.cancel()
+    events = await stage.reader.turn()
+    assert isinstance(_end(events), Cancelled)
 
 
 SCENARIOS: dict[str, Callable[[Stage], Awaitable[None]]] = {

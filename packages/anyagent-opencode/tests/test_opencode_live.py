@@ -7,6 +7,8 @@ one session). With ``ANYAGENT_OPENCODE_RECORD=1`` each scenario also rewrites it
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -152,7 +154,7 @@ async def test_process_death_fails_the_turn(live_agent: Callable[..., LiveAgent]
             await reader.kind(TextDelta)
             driver = session._engine.driver
             assert isinstance(driver, OpencodeDriver)
-            driver.process.kill_group()
+            os.kill(driver.process.pid, signal.SIGKILL)
             seen = await reader.turn()
             assert isinstance(kinds(seen, TurnEnded)[-1].stop, Failed)
             assert text_of(seen)
