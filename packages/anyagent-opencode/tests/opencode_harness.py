@@ -81,3 +81,26 @@ def replay_installation(directory: Path, recording: Path, *, strict: bool = Fals
     """An ``opencode`` that is the testkit's HTTP replayer serving ``recording``."""
     shim = write_replayer_shim(directory, recording, name="opencode", http=True, strict=strict)
     return AgentInstallation.at("opencode", shim)
+
+
+def proc_file(pid: int, name: str) -> bytes:
+    """``/proc/<pid>/<name>`` (Linux)."""
+    return Path(f"/proc/{pid}/{name}").read_bytes()
+
+
+def server_password(pid: int) -> bytes:
+    """The ``OPENCODE_SERVER_PASSWORD`` in the environment of process ``pid``."""
+    environ = proc_file(pid, "environ").split(b"\0")
+    return next(e for e in environ if e.startswith(b"OPENCODE_SERVER_PASSWORD=")).split(b"=", 1)[1]
+
+
+def listening_on(port: int) -> list[str]:
+    """The local addresses (hex, as in ``/proc/net/tcp``/``tcp6``) listening on ``port``."""
+    found = []
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            address, port_hex = fields[1].rsplit(":", 1)
+            if fields[3] == "0A" and int(port_hex, 16) == port:
+                found.append(address)
+    return found

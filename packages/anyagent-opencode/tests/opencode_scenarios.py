@@ -56,7 +56,11 @@ async def _permission_turn(stage: Stage, prompt: str, choice: PermissionChoice) 
     request = (await stage.reader.kind(RequestOpened)).request
     assert isinstance(request, PermissionRequest)
     assert request.tool.kind is ToolKind.EXECUTE
-    assert set(request.options) == {PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE}
+    assert set(request.options) == {
+        PermissionChoice.ALLOW_ONCE,
+        PermissionChoice.ALLOW_ALWAYS,
+        PermissionChoice.DENY_ONCE,
+    }
     await stage.session.answer(request.id, Answer.permission(choice))
     return await stage.reader.turn()
 
@@ -170,7 +174,9 @@ async def history(stage: Stage) -> None:
     assert nested.startswith(ECHO_PREFIX + "say sub hello")
     assert len(kinds(events, TurnEnded)) == 1  # the child's idle never ended the parent's turn
 
-    stage.queue(Reply.tool("todowrite", todos=[{"content": "write tests", "status": "in_progress", "priority": "high"}]))
+    stage.queue(
+        Reply.tool("todowrite", todos=[{"content": "write tests", "status": "in_progress", "priority": "high"}])
+    )
     events = await _turn(stage, "plan it")
     plans = kinds(events, PlanUpdated)
     assert plans and plans[-1].entries[0].content == "write tests"

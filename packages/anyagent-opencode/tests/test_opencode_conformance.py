@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from opencode_harness import RECORDINGS, SANITIZED_ROOT, recording_wanted, replay_installation, runtime_with_env, sanitize
+from opencode_harness import (
+    RECORDINGS,
+    SANITIZED_ROOT,
+    recording_wanted,
+    replay_installation,
+    runtime_with_env,
+    sanitize,
+)
 
 from anyagent import AgentInstallation, SessionOptions
 from anyagent_opencode.translate import Translation, Translator

@@ -12,9 +12,20 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
-from opencode_harness import RECORDINGS, SANITIZED_ROOT, WAIT, recording_wanted, runtime_with_env, sanitize
+from opencode_harness import (
+    RECORDINGS,
+    SANITIZED_ROOT,
+    WAIT,
+    listening_on,
+    proc_file,
+    recording_wanted,
+    runtime_with_env,
+    sanitize,
+    server_password,
+)
 from opencode_scenarios import SCENARIOS, Stage, failing
 
 from anyagent import (
@@ -53,7 +64,9 @@ async def test_scenario(name: str, live_agent: Callable[..., LiveAgent], fake_mo
         async with session:
             await SCENARIOS[name](Stage(session, EventReader(events, timeout=WAIT), fake_model))
     if recording_wanted():
-        sanitize(record, RECORDINGS / f"{name}.jsonl", {str(agent.root): SANITIZED_ROOT, str(agent.executable): "opencode"})
+        sanitize(
+            record, RECORDINGS / f"{name}.jsonl", {str(agent.root): SANITIZED_ROOT, str(agent.executable): "opencode"}
+        )
 
 
 async def test_resume_in_a_new_server_and_fork(live_agent: Callable[..., LiveAgent], fake_model: FakeModel) -> None:
@@ -89,7 +102,9 @@ async def test_resume_in_a_new_server_and_fork(live_agent: Callable[..., LiveAge
 async def test_model_error_fails_the_turn(live_agent: Callable[..., LiveAgent], fake_model: FakeModel) -> None:
     agent = live_agent("opencode")
     async with runtime_with_env(agent.env) as runtime:
-        session, events = await runtime.open(AgentInstallation.at("opencode", agent.executable), SessionOptions.in_dir(agent.workspace))
+        session, events = await runtime.open(
+            AgentInstallation.at("opencode", agent.executable), SessionOptions.in_dir(agent.workspace)
+        )
         async with session:
             await failing(Stage(session, EventReader(events, timeout=WAIT), fake_model))
 
@@ -106,7 +121,9 @@ async def test_generate_probe_and_auth(live_agent: Callable[..., LiveAgent], fak
         assert {o.id for o in details.config_options} >= {"model"}
 
 
-async def test_the_server_is_private(live_agent: Callable[..., LiveAgent], fake_model: FakeModel, tmp_path: Path) -> None:
+async def test_the_server_is_private(
+    live_agent: Callable[..., LiveAgent], fake_model: FakeModel, tmp_path: Path
+) -> None:
     """401 without the password; the password is not in argv, not in the recording; loopback only."""
     agent = live_agent("opencode")
     record = tmp_path / "wire.jsonl"
@@ -117,10 +134,9 @@ async def test_the_server_is_private(live_agent: Callable[..., LiveAgent], fake_
     assert isinstance(driver, OpencodeDriver)
     try:
         pid = driver.process.pid
-        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        secret = next(e for e in environ if e.startswith(b"OPENCODE_SERVER_PASSWORD=")).split(b"=", 1)[1]
+        secret = server_password(pid)
         assert len(secret) >= 32
-        assert secret not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        assert secret not in proc_file(pid, "cmdline")
         url = str(driver.http._client.base_url)
         assert url.startswith("http://127.0.0.1:")
         async with httpx.AsyncClient(trust_env=False) as bare:
@@ -129,17 +145,10 @@ async def test_the_server_is_private(live_agent: Callable[..., LiveAgent], fake_
             wrong = await bare.get(url + "/global/health", auth=("opencode", "wrong"))
             assert wrong.status_code == 401
         port = int(url.rsplit(":", 1)[1].rstrip("/"))
-        listening = [line.split()[1] for line in Path("/proc/net/tcp").read_text().splitlines()[1:] if line.split()[3] == "0A"]
-        ours = [address for address in listening if int(address.split(":")[1], 16) == port]
-        assert ours and all(address.split(":")[0] == "0100007F" for address in ours)  # 127.0.0.1 only
-        assert not any(
-            int(line.split()[1].split(":")[1], 16) == port
-            for line in Path("/proc/net/tcp6").read_text().splitlines()[1:]
-            if line.split()[3] == "0A"
-        )
+        assert listening_on(port) == ["0100007F"]  # 127.0.0.1 only: no 0.0.0.0, no IPv6
     finally:
         await driver.aclose()
-    assert secret.decode() not in record.read_text()
+    assert secret.decode() not in await anyio.Path(record).read_text()
     assert secret.decode() not in driver.process.stderr_tail + driver.process.stdout_tail
 
 

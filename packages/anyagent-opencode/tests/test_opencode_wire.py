@@ -11,15 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from opencode_harness import WAIT, replay_installation, runtime_with_env
+from opencode_harness import WAIT, proc_file, replay_installation, runtime_with_env, server_password
 
 from anyagent import (
     Completed,
     Diagnostic,
     DiagnosticCode,
     Failed,
+    InvalidConfiguration,
+    McpServer,
     SessionOptions,
     TurnEnded,
+    UnsupportedFeature,
     seam,
 )
 from anyagent_opencode import PROFILE, OpencodeAdapter, OpencodeDriver
@@ -109,7 +112,12 @@ async def test_a_dropped_stream_is_reopened_and_resynced_without_loss_or_repeat(
     t.end(first)  # the stream drops: "lo world" streams while nobody listens
     second = t.stream()
     t.event(second, "server.connected")
-    t.exchange("GET", f"/session/{SID}/message", 200, [{"info": {"id": MSG, "role": "assistant"}, "parts": [_part("Hello wor", False)]}])
+    t.exchange(
+        "GET",
+        f"/session/{SID}/message",
+        200,
+        [{"info": {"id": MSG, "role": "assistant"}, "parts": [_part("Hello wor", False)]}],
+    )
     t.exchange("GET", "/permission", 200, [])
     t.exchange("GET", "/question", 200, [])
     t.exchange("GET", "/session/status", 200, {SID: {"type": "busy"}})
@@ -133,7 +141,12 @@ async def test_an_idle_missed_while_the_stream_was_down_still_ends_the_turn(tmp_
     _status(first, t, "busy")
     t.end(first)
     t.stream()
-    t.exchange("GET", f"/session/{SID}/message", 200, [{"info": {"id": MSG, "role": "assistant"}, "parts": [_part("done", True)]}])
+    t.exchange(
+        "GET",
+        f"/session/{SID}/message",
+        200,
+        [{"info": {"id": MSG, "role": "assistant"}, "parts": [_part("done", True)]}],
+    )
     t.exchange("GET", "/permission", 200, [])
     t.exchange("GET", "/question", 200, [])
     t.exchange("GET", "/session/status", 200, {})  # idle sessions are not listed
@@ -145,7 +158,9 @@ async def test_an_idle_missed_while_the_stream_was_down_still_ends_the_turn(tmp_
 async def test_a_refused_prompt_fails_the_turn(tmp_path: Path) -> None:
     t = Timeline()
     t.handshake()
-    t.exchange("POST", f"/session/{SID}/prompt_async", 400, {"name": "BadRequest", "data": {"message": "no such model"}})
+    t.exchange(
+        "POST", f"/session/{SID}/prompt_async", 400, {"name": "BadRequest", "data": {"message": "no such model"}}
+    )
     events = await _one_turn(tmp_path, t)
     stop = kinds(events, TurnEnded)[0].stop
     assert isinstance(stop, Failed) and "no such model" in stop.message
@@ -160,10 +175,9 @@ async def test_the_password_is_in_the_environment_not_in_argv(tmp_path: Path) ->
     assert isinstance(driver, OpencodeDriver)
     try:
         pid = driver.process.pid
-        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        secret = next(e for e in environ if e.startswith(b"OPENCODE_SERVER_PASSWORD=")).split(b"=", 1)[1]
+        secret = server_password(pid)
         assert len(secret) >= 32
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        cmdline = proc_file(pid, "cmdline")
         assert secret not in cmdline and b"127.0.0.1" in cmdline
         assert str(driver.http._client.base_url).startswith("http://127.0.0.1:")
     finally:
@@ -180,8 +194,43 @@ async def test_two_sessions_get_different_passwords(tmp_path: Path) -> None:
         driver = await OpencodeAdapter().connect(request)
         assert isinstance(driver, OpencodeDriver)
         try:
-            environ = Path(f"/proc/{driver.process.pid}/environ").read_bytes().split(b"\0")
-            secrets.append(next(e for e in environ if e.startswith(b"OPENCODE_SERVER_PASSWORD=")))
+            secrets.append(server_password(driver.process.pid))
         finally:
             await driver.aclose()
     assert secrets[0] != secrets[1]
+
+
+async def test_mcp_servers_ride_in_the_config_content_and_sse_ones_fail_typed(tmp_path: Path) -> None:
+    t = Timeline()
+    t.handshake()
+    installation = replay_installation(tmp_path / "bin", t.write(tmp_path / "t.jsonl"))
+    options = (
+        SessionOptions.in_dir(tmp_path)
+        .mcp_server(McpServer.stdio("files", "mcp-files", ["--root", "."], {"LEVEL": "1"}))
+        .mcp_server(McpServer.http("docs", "http://127.0.0.1:9/mcp"))
+    )
+    request = seam.ConnectRequest(installation, PROFILE, options, "s1", dict(os.environ))
+    driver = await OpencodeAdapter().connect(request)
+    assert isinstance(driver, OpencodeDriver)
+    try:
+        environ = proc_file(driver.process.pid, "environ").split(b"\0")
+        content = next(e for e in environ if e.startswith(b"OPENCODE_CONFIG_CONTENT=")).split(b"=", 1)[1]
+    finally:
+        await driver.aclose()
+    assert json.loads(content) == {
+        "mcp": {
+            "files": {
+                "type": "local",
+                "command": ["mcp-files", "--root", "."],
+                "enabled": True,
+                "environment": {"LEVEL": "1"},
+            },
+            "docs": {"type": "remote", "url": "http://127.0.0.1:9/mcp", "enabled": True},
+        }
+    }
+    sse = SessionOptions.in_dir(tmp_path).mcp_server(McpServer.sse("old", "http://127.0.0.1:9/sse"))
+    async with runtime_with_env(dict(os.environ)) as runtime:
+        with pytest.raises((InvalidConfiguration, UnsupportedFeature)):
+            await runtime.open(installation, sse)
+        with pytest.raises(InvalidConfiguration):
+            await runtime.open(installation, SessionOptions.in_dir(tmp_path).config_home(tmp_path / "home"))

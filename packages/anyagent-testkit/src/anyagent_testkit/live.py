@@ -417,7 +417,11 @@ def _opencode(layout: _Layout, url: str) -> _Configured:
                 "options": {"baseURL": f"{url}/v1", "apiKey": FAKE_KEY},
                 "models": {
                     FAKE_MODEL: {"name": "Fake Model", "tool_call": True, "limit": {"context": 128000, "output": 4096}},
-                    f"{FAKE_MODEL}-2": {"name": "Fake Two", "tool_call": True, "limit": {"context": 64000, "output": 4096}},
+                    f"{FAKE_MODEL}-2": {
+                        "name": "Fake Two",
+                        "tool_call": True,
+                        "limit": {"context": 64000, "output": 4096},
+                    },
                 },
             }
         },
