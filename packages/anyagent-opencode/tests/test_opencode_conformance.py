@@ -75,7 +75,7 @@ class RecordedSubject(_Subject):
     def launch(self, scenario: Scenario, workdir: Path) -> Launch | None:
         recording = RECORDINGS / f"conformance-{self.check}.jsonl"
         if not recording.exists():
-            raise Skip(f"{recording.name} not recorded yet")
+            raise Skip(f"{recording.name} not recorded (the live check staged no session: it skipped too)")
         prompt, follow_up = PROMPTS[scenario]
         installation = replay_installation(workdir / "bin", recording, strict=True)
         (workdir / "workspace").mkdir(exist_ok=True)

@@ -33,6 +33,7 @@ from anyagent import (
     Authenticated,
     Completed,
     Failed,
+    Input,
     ResumeFailed,
     SessionOptions,
     TextDelta,
@@ -45,6 +46,12 @@ from anyagent_testkit.fakemodel import ECHO_PREFIX, FakeModel
 from anyagent_testkit.live import LiveAgent
 
 pytestmark = [pytest.mark.live, pytest.mark.anyio]
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cf000000030101004b6f3b5a0000000049454e44ae426082"
+)
+"""A 1x1 PNG."""
 
 
 @pytest.fixture
@@ -91,9 +98,12 @@ async def test_resume_in_a_new_server_and_fork(live_agent: Callable[..., LiveAge
         forked, events = await runtime.open(installation, SessionOptions.in_dir(agent.workspace).fork_from(token))
         async with forked:
             assert forked.info().resume_token not in (None, token)
-            await forked.prompt("in the fork")
+            image = agent.workspace / "dot.png"
+            image.write_bytes(PNG)
+            await forked.prompt(Input("in the fork, look at this", attachments=(image,)))
             await EventReader(events, timeout=WAIT).turn()
-        assert "kumquat" in str(fake_model.model_calls()[-1].body)
+        sent = str(fake_model.model_calls()[-1].body)
+        assert "kumquat" in sent and "data:image/png;base64," in sent  # the fork's history, the image
 
         with pytest.raises(ResumeFailed):
             await runtime.open(installation, SessionOptions.in_dir(agent.workspace).resume("ses_doesnotexist"))
@@ -119,6 +129,7 @@ async def test_generate_probe_and_auth(live_agent: Callable[..., LiveAgent], fak
         details = await runtime.probe(installation)
         assert details.version == "1.18.33"
         assert {o.id for o in details.config_options} >= {"model"}
+        assert details.commands  # opencode's slash commands (GET /command)
 
 
 async def test_the_server_is_private(
