@@ -5,7 +5,7 @@
 recorded), waits for its "listening" line, then creates (or resumes, or forks) the session and
 reads the provider list for the ``model`` and ``effort`` options.
 
-The driver keeps one ``/event`` subscription (a side task feeding the ``DriverLoop``; reconnected
+The driver keeps one ``/event`` subscription (read by the ``DriverLoop``'s reader task; reopened
 when it drops, with a resync through the REST API so nothing is lost or sent twice), sends prompts
 with ``prompt_async``, answers permissions (``once`` / ``always`` / ``reject``) and questions, and
 ends each turn once: when our session goes idle after our prompt (``Cancelled`` when we aborted
@@ -15,18 +15,18 @@ it, ``Failed`` with opencode's message after a ``session.error``).
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import mimetypes
 import secrets
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
 import attrs
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from anyagent import (
     AgentDetails,
@@ -59,7 +59,7 @@ from anyagent import (
 )
 from anyagent import jsonread as j
 from anyagent.process import AgentProcess
-from anyagent.wire import HttpReply, HttpWire
+from anyagent.wire import HttpReply, HttpWire, SseStream
 
 from .profile import LISTENING, PROFILE, SERVE_ARGS, USERNAME
 from .translate import Translation, Translator
@@ -239,11 +239,8 @@ class OpencodeDriver(seam.Driver):
         self.loop: toolkit.DriverLoop[object] = toolkit.DriverLoop(
             self._on_frame, self._on_command, recorder=launch.recorder, cleanup=self._cleanup, name="opencode"
         )
-        send: MemoryObjectSendStream[object]
-        receive: MemoryObjectReceiveStream[object]
-        send, receive = anyio.create_memory_object_stream[object](256)
-        self._feed = send
-        self.loop.attach(process, receive)
+        self.events = EventSource(http, self._gone, self.loop)
+        self.loop.attach(process, self.events)
         self.subscribed = anyio.Event()
         self._turn: str | None = None
         self._in_turn = False
@@ -344,63 +341,32 @@ class OpencodeDriver(seam.Driver):
     # -- running
 
     async def run(self, link: seam.DriverLink) -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._pump)
-            try:
-                await self.loop.run(link)
-            finally:
-                tg.cancel_scope.cancel()
+        await self.loop.run(link)
 
     async def aclose(self) -> None:
         await self.loop.shutdown()
 
     async def _cleanup(self) -> None:
-        self._feed.close()
+        await self.events.aclose()
         await self.http.aclose()
 
     def _gone(self) -> bool:
         return self.loop.closing or self.process.status is not None
 
-    async def _pump(self) -> None:
-        """Keep ``/event`` subscribed and feed its events to the loop; after a reconnect, a resync
-        marker goes first. Ends (closing the feed: the loop sees the server gone) when the server
-        died or the stream cannot be reopened."""
-        failures = 0
-        opened = 0
-        try:
-            while not self._gone():
-                try:
-                    async with self.http.events("/event") as stream:
-                        opened += 1
-                        if opened > 1:
-                            await self._feed.send(_Resync())
-                        async for event in stream:
-                            failures = 0
-                            await self._feed.send(event.data if event.data is not None else event.text)
-                except ProtocolFailed:
-                    pass
-                if self._gone():
-                    return
-                failures += 1
-                if failures > RECONNECTS:
-                    await self.loop.diagnostic(
-                        f"opencode's event stream could not be reopened {RECONNECTS} times", DiagnosticCode.WIRE_FAILED
-                    )
-                    return
-                await anyio.sleep(min(0.05 * 2**failures, 1.0))
-        finally:
-            self._feed.close()
-
     # -- frames
 
     async def _on_frame(self, frame: object) -> None:
-        if isinstance(frame, _Resync):
+        if type(frame) is dict and frame.get("type") == "message.part.delta":
+            props = frame.get("properties")
+            if type(props) is dict and props.get("partID") in self._snapshot_only:
+                return  # after a resync this part's text comes from its snapshots only
+            fast = self.translator.fast_delta(frame)
+            if fast is not None:
+                await self.loop.send(fast)
+                return
+        elif isinstance(frame, _Resync):
             await self._resync()
             return
-        if isinstance(frame, dict) and frame.get("type") == "message.part.delta":
-            part = j.text(j.obj(frame.get("properties")).get("partID"), "")
-            if part in self._snapshot_only:
-                return
         await self._apply(self.translator.feed(frame))
 
     async def _apply(self, out: Translation) -> None:
@@ -429,6 +395,7 @@ class OpencodeDriver(seam.Driver):
         stop = Cancelled() if self._cancelled else Failed(self._error) if self._error is not None else Completed()
         turn = self._turn
         self._turn, self._in_turn, self._busy, self._cancelled, self._error = None, False, False, False, None
+        self.translator.settle_active_tools()  # opencode's late "aborted" updates are the engine's to decide
         await self.loop.send(seam.TurnEnd(stop, turn_id=turn))
 
     async def _session_info(self, info: Mapping[str, Any]) -> None:
@@ -632,7 +599,63 @@ class OpencodeDriver(seam.Driver):
 
 
 class _Resync:
-    """Marker the event pump puts in the feed after a reconnect."""
+    """What ``EventSource`` hands the loop first after a reconnect."""
+
+
+class EventSource:
+    """The loop's frame source: the events of ``/event``, read in the loop's reader task (no
+    hand-off between tasks per event). When the stream drops it is reopened (at most
+    ``RECONNECTS`` failures in a row, with back-off) and a ``_Resync`` comes first; it ends
+    (``anyio.EndOfStream``: the loop reports the server's exit) once ``gone()`` or out of retries."""
+
+    def __init__(self, http: HttpWire, gone: Callable[[], bool], loop: toolkit.DriverLoop[object]) -> None:
+        self._http = http
+        self._gone = gone
+        self._loop = loop
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._stream: SseStream | None = None
+        self._opened = 0
+        self._failures = 0
+
+    async def receive(self) -> object:
+        while True:
+            if self._stream is None:
+                if self._gone():
+                    raise anyio.EndOfStream
+                if self._failures > RECONNECTS:
+                    await self._loop.diagnostic(
+                        f"opencode's event stream could not be reopened {RECONNECTS} times", DiagnosticCode.WIRE_FAILED
+                    )
+                    raise anyio.EndOfStream
+                if self._failures:
+                    await anyio.sleep(min(0.05 * 2**self._failures, 1.0))
+                stack = contextlib.AsyncExitStack()
+                try:
+                    self._stream = await stack.enter_async_context(self._http.events("/event"))
+                except ProtocolFailed:
+                    await stack.aclose()
+                    self._failures += 1
+                    continue
+                self._stack = stack
+                self._opened += 1
+                if self._opened > 1:
+                    return _Resync()
+            try:
+                event = await self._stream.__anext__()
+            except (StopAsyncIteration, ProtocolFailed):
+                await self.aclose()
+                self._failures += 1
+                continue
+            if self._failures and event.data is not None and j.obj(event.data).get("type") != "server.connected":
+                self._failures = 0
+            return event.data if event.data is not None else event.text
+
+    async def aclose(self) -> None:
+        """Close the open stream (shielded)."""
+        stack, self._stack, self._stream = self._stack, None, None
+        if stack is not None:
+            with anyio.CancelScope(shield=True):
+                await stack.aclose()
 
 
 async def _ok(http: HttpWire, method: str, path: str, body: Any = None) -> HttpReply:

@@ -169,6 +169,7 @@ class Translator:
         self._tools: dict[str, tuple[Any, ...]] = {}
         self._tool_names: dict[str, str] = {}
         self._finished: set[str] = set()
+        self._settled: set[str] = set()
         self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
         self.last_tokens: int | None = None
 
@@ -195,6 +196,22 @@ class Translator:
         elif kind not in QUIET_EVENTS:
             out.events.append(_diagnostic(f"opencode sent an event anyagent does not know: {kind!r}", frame))
         return out
+
+    def fast_delta(self, frame: dict[str, Any]) -> seam.Content | None:
+        """The common case of a flood, cheaply: a text delta of our own session's assistant
+        message, as ``Content(TextDelta)``; None for anything else (then ``feed`` it)."""
+        props = frame.get("properties")
+        if type(props) is not dict or props.get("sessionID") != self.session_id:
+            return None
+        part_id, message_id, delta = props.get("partID"), props.get("messageID"), props.get("delta")
+        if type(part_id) is not str or type(message_id) is not str or type(delta) is not str or not delta:
+            return None
+        if props.get("field") != "text" or self._kinds.get(part_id, "text") != "text":
+            return None
+        if self._roles.get(message_id) == "user" or not part_id:
+            return None
+        self._sent[part_id] = self._sent.get(part_id, 0) + len(delta)
+        return seam.Content(TextDelta(message_id, delta))
 
     def catch_up(self, messages: Iterable[object]) -> list[seam.DriverEvent]:
         """What a reconnect missed: from ``GET /session/{id}/message`` (``[{info, parts}]``), the
@@ -282,7 +299,7 @@ class Translator:
                 self.children[child] = call
         if not status.active:
             self._finished.add(call)
-        if self._tools.get(call) == key:
+        if self._tools.get(call) == key or call in self._settled:
             return
         self._tools[call] = key
         update = ToolUpdate(
@@ -295,6 +312,13 @@ class Translator:
             raw={"tool": name, "state": state},
         )
         self._content(out, ToolUpdated(update), parent)
+
+    def settle_active_tools(self) -> None:
+        """The turn ended: the engine now owns the end of every tool still active (it ends them
+        ``CANCELLED`` or ``FAILED``), so later updates of those tools are not reported."""
+        for call, key in self._tools.items():
+            if key[0].active:
+                self._settled.add(call)
 
     def tool_for(self, call: str, fallback: str, metadata: Mapping[str, Any]) -> ToolUpdate:
         """The tool a permission is about (its last known state, or one built from the request)."""
