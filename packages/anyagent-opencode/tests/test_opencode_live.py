@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
+import struct
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,10 +49,21 @@ from anyagent_testkit.live import LiveAgent
 
 pytestmark = [pytest.mark.live, pytest.mark.anyio]
 
-PNG = bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360f8cf000000030101004b6f3b5a0000000049454e44ae426082"
-)
+
+def _png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\0\xff\0\0"))
+        + chunk(b"IEND", b"")
+    )
+
+
+PNG = _png()
 """A 1x1 PNG."""
 
 
@@ -101,9 +114,11 @@ async def test_resume_in_a_new_server_and_fork(live_agent: Callable[..., LiveAge
             image = agent.workspace / "dot.png"
             image.write_bytes(PNG)
             await forked.prompt(Input("in the fork, look at this", attachments=(image,)))
-            await EventReader(events, timeout=WAIT).turn()
+            turn = await EventReader(events, timeout=WAIT).turn()
+            assert isinstance(kinds(turn, TurnEnded)[-1].stop, Completed), kinds(turn, TurnEnded)
         sent = str(fake_model.model_calls()[-1].body)
-        assert "kumquat" in sent and "data:image/png;base64," in sent  # the fork's history, the image
+        assert "in the fork, look at this" in sent and "kumquat" in sent  # the fork kept the history
+        assert "data:image/png;base64," in sent  # the image went to the model
 
         with pytest.raises(ResumeFailed):
             await runtime.open(installation, SessionOptions.in_dir(agent.workspace).resume("ses_doesnotexist"))
@@ -177,4 +192,4 @@ async def test_process_death_fails_the_turn(live_agent: Callable[..., LiveAgent]
             os.kill(driver.process.pid, signal.SIGKILL)
             seen = await reader.turn()
             assert isinstance(kinds(seen, TurnEnded)[-1].stop, Failed)
-            assert text_of(seen)
+            assert text_of(reader.seen)

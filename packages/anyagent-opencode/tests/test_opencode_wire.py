@@ -234,3 +234,16 @@ async def test_mcp_servers_ride_in_the_config_content_and_sse_ones_fail_typed(tm
             await runtime.open(installation, sse)
         with pytest.raises(InvalidConfiguration):
             await runtime.open(installation, SessionOptions.in_dir(tmp_path).config_home(tmp_path / "home"))
+
+
+async def test_an_error_before_the_session_went_busy_fails_the_turn(tmp_path: Path) -> None:
+    """opencode 1.18.33 answers a prompt with an undecodable image with ``session.error`` and no
+    busy/idle at all: the turn must still end (not wait for an idle that never comes)."""
+    t = Timeline()
+    stream = t.handshake()
+    t.exchange("POST", f"/session/{SID}/prompt_async", 204, None)
+    error = {"name": "UnknownError", "data": {"message": "ImageDecodeError: Image could not be decoded"}}
+    t.event(stream, "session.error", sessionID=SID, error=error)
+    events = await _one_turn(tmp_path, t)
+    stop = kinds(events, TurnEnded)[0].stop
+    assert isinstance(stop, Failed) and "ImageDecodeError" in stop.message

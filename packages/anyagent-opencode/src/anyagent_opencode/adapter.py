@@ -386,6 +386,8 @@ class OpencodeDriver(seam.Driver):
             if self._in_turn:
                 if not (self._cancelled and out.error_name == "MessageAbortedError"):
                     self._error = out.error
+                if not self._busy:  # refused before it started (a bad attachment): no idle follows
+                    await self._end_turn()
             else:
                 await self.loop.diagnostic(f"opencode reported an error: {out.error}", DiagnosticCode.AGENT_ERROR)
         if out.idle and self._in_turn and (self._busy or self._error is not None or self._cancelled):

@@ -416,7 +416,13 @@ def _opencode(layout: _Layout, url: str) -> _Configured:
                 "name": "anyagent fake model",
                 "options": {"baseURL": f"{url}/v1", "apiKey": FAKE_KEY},
                 "models": {
-                    FAKE_MODEL: {"name": "Fake Model", "tool_call": True, "limit": {"context": 128000, "output": 4096}},
+                    FAKE_MODEL: {
+                        "name": "Fake Model",
+                        "tool_call": True,
+                        "attachment": True,
+                        "modalities": {"input": ["text", "image"], "output": ["text"]},
+                        "limit": {"context": 128000, "output": 4096},
+                    },
                     f"{FAKE_MODEL}-2": {
                         "name": "Fake Two",
                         "tool_call": True,
