@@ -131,7 +131,13 @@ async def test_model_error_fails_the_turn(live_agent: Callable[..., LiveAgent], 
             AgentInstallation.at("opencode", agent.executable), SessionOptions.in_dir(agent.workspace)
         )
         async with session:
-            await failing(Stage(session, EventReader(events, timeout=WAIT), fake_model))
+            reader = EventReader(events, timeout=WAIT)
+            await failing(Stage(session, reader, fake_model))
+            assert "init" in {c.name for c in session.info().details.commands}
+            calls = len(fake_model.model_calls())
+            await session.prompt("/init")  # a slash command: POST /session/{id}/command
+            assert isinstance(kinds(await reader.turn(), TurnEnded)[-1].stop, Completed)
+            assert "AGENTS.md" in str(fake_model.model_calls()[calls:])  # opencode's init template
 
 
 async def test_generate_probe_and_auth(live_agent: Callable[..., LiveAgent], fake_model: FakeModel) -> None:

@@ -247,3 +247,17 @@ async def test_an_error_before_the_session_went_busy_fails_the_turn(tmp_path: Pa
     events = await _one_turn(tmp_path, t)
     stop = kinds(events, TurnEnded)[0].stop
     assert isinstance(stop, Failed) and "ImageDecodeError" in stop.message
+
+
+async def test_a_listed_slash_command_goes_to_the_command_route(tmp_path: Path) -> None:
+    t = Timeline()
+    stream = t.handshake()  # lists the "init" command
+    rid = t.request("POST", f"/session/{SID}/command")  # answered when its turn is over
+    _status(stream, t, "busy")
+    t.event(stream, "message.updated", info={"id": MSG, "sessionID": SID, "role": "assistant", "time": {}})
+    t.event(stream, "message.part.updated", sessionID=SID, part=_part("AGENTS.md written", True))
+    _status(stream, t, "idle")
+    t.response(rid, 200, {"info": {"id": MSG}, "parts": []})
+    events = await _one_turn(tmp_path, t, "/init now")
+    assert text_of(events) == "AGENTS.md written"
+    assert [type(e.stop) for e in kinds(events, TurnEnded)] == [Completed]

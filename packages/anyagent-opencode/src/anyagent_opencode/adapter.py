@@ -469,16 +469,42 @@ class OpencodeDriver(seam.Driver):
             await self.subscribed.wait()
         await self.loop.send(seam.TurnAck())
         self._turn, self._in_turn, self._busy, self._cancelled, self._error = command.turn_id, True, False, False, None
+        slash = self._slash(command.input.content)
+        if slash is not None:  # a slash command: its own route, which answers when the turn is over
+            self.loop.start_soon(self._command, command.turn_id, *slash)
+            return
         body = {"parts": parts, **self._model_fields()}
         try:
             reply = await self.http.request("POST", f"/session/{self.session_id}/prompt_async", json=body)
         except ProtocolFailed as exc:
             reply = HttpReply(0, None, str(exc))
-        if not reply.ok and self._turn == command.turn_id:
+        await self._refused(command.turn_id, reply)
+
+    def _slash(self, text: str) -> tuple[str, str] | None:
+        """``("name", "arguments")`` when ``text`` is ``/name args`` and ``name`` is a listed command."""
+        if not text.startswith("/"):
+            return None
+        name, _, arguments = text[1:].partition(" ")
+        return (name, arguments.strip()) if name in {c.name for c in self.commands} else None
+
+    async def _command(self, turn_id: str, name: str, arguments: str) -> None:
+        body: dict[str, Any] = {"command": name, "arguments": arguments}
+        model = self.configuration.get("model")
+        if model is not None:
+            body["model"] = model
+        try:
+            reply = await self.http.request("POST", f"/session/{self.session_id}/command", json=body, timeout=3600.0)
+        except ProtocolFailed as exc:
+            reply = HttpReply(0, None, str(exc))
+        await self._refused(turn_id, reply)
+
+    async def _refused(self, turn_id: str, reply: HttpReply) -> None:
+        """End turn ``turn_id`` ``Failed`` when opencode refused its prompt (and it is still running)."""
+        if not reply.ok and self._turn == turn_id:
             self._turn, self._in_turn = None, False
             await self.loop.send(
                 seam.TurnEnd(
-                    Failed(f"opencode refused the prompt ({reply.status}): {reply.text[:300]}"), turn_id=command.turn_id
+                    Failed(f"opencode refused the prompt ({reply.status}): {reply.text[:300]}"), turn_id=turn_id
                 )
             )
 
