@@ -140,12 +140,19 @@ async def cancels(stage: Stage) -> None:
     await stage.session.configure("model", "fake/fake-model-2")
     updated = await stage.reader.kind(SessionUpdated)
     assert updated.info.configuration["model"] == "fake/fake-model-2"
+    efforts = [o for o in updated.info.details.config_options if o.id == "effort"]
+    assert efforts and [c.value for c in efforts[0].kind.choices] == ["high", "low"]  # fake-model-2's variants
+    await stage.session.configure("effort", "high")
+    updated = await stage.reader.kind(SessionUpdated)
+    assert updated.info.configuration["effort"] == "high"
     events = await _turn(stage, "which model now")
     assert isinstance(_end(events), Completed)
     usage = kinds(events, ContextUsage)
     assert usage and usage[-1].window_tokens == 64000
     if stage.model is not None:
-        assert stage.model.model_calls()[-1].body.get("model") == "fake-model-2"
+        body = stage.model.model_calls()[-1].body
+        assert body.get("model") == "fake-model-2"
+        assert body.get("reasoning_effort") == "high", {k: v for k, v in body.items() if k != "messages"}
 
 
 async def history(stage: Stage) -> None:

@@ -427,6 +427,7 @@ def _opencode(layout: _Layout, url: str) -> _Configured:
                         "name": "Fake Two",
                         "tool_call": True,
                         "limit": {"context": 64000, "output": 4096},
+                        "variants": {"low": {"reasoningEffort": "low"}, "high": {"reasoningEffort": "high"}},
                     },
                 },
             }
