@@ -14,8 +14,9 @@ in 256 KiB chunks), read two ways in the same run, each timed from the prompt to
 - anyagent: ``Runtime`` + the opencode adapter + the engine, counting ``TextDelta`` events;
 - bare: an ``httpx-sse`` loop on the same server's ``/event``, counting the parsed events.
 
-Target: anyagent >= 50% of bare. (c) the official ``opencode-ai`` Python client is not measured:
-see the package notes.
+- opencode-ai (if installed): the official Python client's ``event.list()`` stream, same timing.
+
+Target: anyagent >= 50% of bare.
 
 Run: ``python benchmarks/bench_opencode.py [--n 50000] [--runs 3]``.
 """
@@ -232,6 +233,36 @@ HANDSHAKE = (
 )
 
 
+async def official_flood(exe: Path, workdir: Path, n: int) -> float | None:
+    """The same flood through the official ``opencode-ai`` client's ``event.list()`` stream (None when
+    that package is not installed)."""
+    try:
+        from opencode_ai import AsyncOpencode
+    except ImportError:
+        return None
+    process, url = await anyio.to_thread.run_sync(_start_flood, exe, workdir)
+    try:
+        async with AsyncOpencode(base_url=url, timeout=None) as client, httpx.AsyncClient(base_url=url) as poster:
+            stream = await client.event.list()
+            iterator = stream.__aiter__()
+            await iterator.__anext__()  # server.connected
+            count = 0
+            start = time.perf_counter()
+            await poster.post("/session/ses_bench/prompt_async", json={"parts": []})
+            async for event in iterator:
+                kind = getattr(event, "type", None)
+                if kind == "message.part.delta":
+                    count += 1
+                elif kind == "session.status" and "idle" in str(getattr(event, "properties", "")):
+                    break
+            elapsed = time.perf_counter() - start
+    finally:
+        process.terminate()
+        process.wait()
+    assert count == n, f"opencode-ai saw {count} deltas of {n}"
+    return n / elapsed
+
+
 def _free_port() -> int:
     from anyagent_opencode.adapter import free_port
 
@@ -274,14 +305,22 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         exe = write_flood_opencode(directory, args.n)
-        ours, bare = [], []
+        ours, bare, official = [], [], []
         for _ in range(args.runs):
             bare.append(await bare_flood(exe, directory, args.n))
             ours.append(await anyagent_flood(exe, directory, args.n))
+            official.append(await official_flood(exe, directory, args.n))
     b, o = statistics.median(bare), statistics.median(ours)
     print(f"opencode SSE flood, {args.n} deltas, median of {args.runs}:")
     print(f"  bare httpx-sse loop   {b:12,.0f} events/s")
     print(f"  anyagent (adapter+engine) {o:8,.0f} events/s  = {o / b:.0%} of bare (target >= 50%)")
+    rates = [rate for rate in official if rate is not None]
+    if rates:
+        c = statistics.median(rates)
+        ratio = o / c
+        print(f"  opencode-ai client      {c:10,.0f} events/s  = {c / b:.0%} of bare; anyagent/opencode-ai {ratio:.2f}")
+    else:
+        print("  opencode-ai client: not installed (pip install opencode-ai); skipped")
     if args.no_open:
         return
     latency = await open_latency(args.runs)
