@@ -87,7 +87,8 @@ def demo(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Throughput and latency benchmarks (figures, not pass/fail)."""
     _install_packages(session)
-    session.install("anyio[trio]>=4.4", "httpx", "claude-agent-sdk")  # the SDK is bench_claude's yardstick
+    # the SDKs are yardsticks: claude-agent-sdk for bench_claude, opencode-ai for bench_opencode
+    session.install("anyio[trio]>=4.4", "httpx", "claude-agent-sdk", "opencode-ai")
     for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
         session.run("python", str(script), *session.posargs)
 

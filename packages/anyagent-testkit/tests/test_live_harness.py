@@ -49,6 +49,7 @@ PROFILES = {
         "hermes": ("acp",),
         "codex": ("app-server",),
         "pi": ("--mode", "rpc"),
+        "opencode": ("serve", "--hostname", "127.0.0.1"),
     }.items()
 }
 """Stand-in catalog profiles (the real ones come from the installed adapter packages)."""
@@ -185,7 +186,7 @@ def test_the_pi_recipe_writes_models_and_an_unloaded_gate_extension(tmp_path: Pa
 
 def test_protocol_args_come_from_the_profile_or_the_pin_table(tmp_path: Path) -> None:
     assert protocol_args("qwen", PROFILES) == ("--acp",)
-    assert protocol_args("opencode", {}) == PINNED["opencode"].args  # a pin without a profile keeps its own args
+    assert protocol_args("opencode", PROFILES) == ("serve", "--hostname", "127.0.0.1")  # anyagent-opencode's
     assert protocol_args("pi", PROFILES) == ("--mode", "rpc")  # anyagent-pi's profile
     assert protocol_args("codex", PROFILES) == ("app-server",)  # anyagent-codex's profile
     assert PINNED["claude"].args == ()  # claude's flags live in its profile only

@@ -97,7 +97,7 @@ PINNED: Mapping[str, PinnedCli] = MappingProxyType(
         for cli in (
             PinnedCli("claude", "@anthropic-ai/claude-code", "2.1.332", "claude", profile="claude"),
             PinnedCli("codex", "@openai/codex", "0.171.0", "codex", profile="codex"),
-            PinnedCli("opencode", "opencode-ai", "1.18.33", "opencode", args=("serve", "--hostname", "127.0.0.1")),
+            PinnedCli("opencode", "opencode-ai", "1.18.33", "opencode", profile="opencode"),
             # the last release under this name; its successor @earendil-works/pi-coding-agent needs Node >= 22
             PinnedCli("pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi", profile="pi"),
             PinnedCli("qwen", "@qwen-code/qwen-code", "0.15.10", "qwen", profile="qwen"),
@@ -498,7 +498,19 @@ def _opencode(layout: _Layout, url: str) -> _Configured:
                 "name": "anyagent fake model",
                 "options": {"baseURL": f"{url}/v1", "apiKey": FAKE_KEY},
                 "models": {
-                    FAKE_MODEL: {"name": "Fake Model", "tool_call": True, "limit": {"context": 128000, "output": 4096}}
+                    FAKE_MODEL: {
+                        "name": "Fake Model",
+                        "tool_call": True,
+                        "attachment": True,
+                        "modalities": {"input": ["text", "image"], "output": ["text"]},
+                        "limit": {"context": 128000, "output": 4096},
+                    },
+                    f"{FAKE_MODEL}-2": {
+                        "name": "Fake Two",
+                        "tool_call": True,
+                        "limit": {"context": 64000, "output": 4096},
+                        "variants": {"low": {"reasoningEffort": "low"}, "high": {"reasoningEffort": "high"}},
+                    },
                 },
             }
         },

@@ -1,0 +1,339 @@
+"""opencode adapter: open latency and SSE throughput (figures, not pass/fail).
+
+(a) Open latency against the real pinned ``opencode serve`` (from the live cache; skipped when it
+is not installed): the server's own time from spawn to its "listening" line and on through the
+same five handshake requests sent by a bare httpx client (the first request boots opencode's
+project instance: seconds), beside ``Runtime.open`` (spawn → listening → health, session,
+providers, config, commands → ready). The adapter's overhead is the difference of the medians.
+Target <= 50 ms.
+
+(b) Events/s on a flood of ``message.part.delta`` text events from a loopback server that is never
+the bottleneck (a stand-in ``opencode`` in a separate process: every event pre-serialized, written
+in 256 KiB chunks), read two ways in the same run, each timed from the prompt to the turn's end:
+
+- anyagent: ``Runtime`` + the opencode adapter + the engine, counting ``TextDelta`` events;
+- bare: an ``httpx-sse`` loop on the same server's ``/event``, counting the parsed events.
+
+- opencode-ai (if installed): the official Python client's ``event.list()`` stream, same timing.
+
+Target: anyagent >= 50% of bare.
+
+Run: ``python benchmarks/bench_opencode.py [--n 50000] [--runs 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx_sse
+
+import anyagent
+from anyagent import AgentInstallation, Runtime, SessionOptions, TextDelta, TurnEnded
+
+FLOOD_SERVER = r"""
+import json, re, socket, sys, threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+N = int(sys.argv[sys.argv.index("--events") + 1])
+port = int(sys.argv[sys.argv.index("--port") + 1]) if "--port" in sys.argv else 0
+SID = "ses_bench"
+def ev(kind, **props):
+    event = {"id": "evt_" + kind + str(props.get("status", "")), "type": kind, "properties": props}
+    return ("data: " + json.dumps(event) + "\n\n").encode()
+head = ev("session.status", sessionID=SID, status={"type": "busy"})
+body = bytearray(head)
+for k in range(N):
+    props = {"sessionID": SID, "messageID": "msg_1", "partID": "prt_1", "field": "text", "delta": "w%d " % k}
+    event = {"id": "evt_%d" % k, "type": "message.part.delta", "properties": props}
+    body += ("data: " + json.dumps(event) + "\n\n").encode()
+body += ev("session.status", sessionID=SID, status={"type": "idle"})
+FLOOD = bytes(body)
+streams = []
+lock = threading.Condition()
+
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def _json(self, obj, status=200):
+        data = json.dumps(obj).encode() if obj is not None else b""
+        self.send_response(status); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+    def do_GET(self):
+        p = self.path.split("?")[0]
+        if p == "/event":
+            self.send_response(200); self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache"); self.end_headers()
+            self.wfile.write(ev("server.connected")); self.wfile.flush()
+            with lock:
+                streams.append(self.wfile); lock.notify_all()
+                while self.wfile in streams:
+                    lock.wait(0.5)
+            return
+        if p == "/global/health": return self._json({"healthy": True, "version": "bench"})
+        if p == "/config/providers":
+            models = {"m": {"name": "M", "limit": {"context": 1000}}}
+            return self._json({"providers": [{"id": "fake", "models": models}], "default": {"fake": "m"}})
+        if p == "/config": return self._json({"model": "fake/m"})
+        if p == "/command": return self._json([])
+        self._json({"name": "NotFound"}, 404)
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0); self.rfile.read(length)
+        p = self.path.split("?")[0]
+        if p == "/session": return self._json({"id": SID, "title": "bench"})
+        if p.endswith("/prompt_async"):
+            self.send_response(204); self.send_header("Content-Length", "0"); self.end_headers(); self.wfile.flush()
+            with lock:
+                targets = list(streams)
+            for out in targets:
+                view = memoryview(FLOOD)
+                for start in range(0, len(view), 262144):
+                    out.write(view[start:start + 262144])
+                out.flush()
+            return
+        if p.endswith("/abort"): return self._json(True)
+        self._json({"name": "NotFound"}, 404)
+
+server = ThreadingHTTPServer(("127.0.0.1", port), H)
+server.daemon_threads = True
+print("opencode server listening on http://127.0.0.1:%d" % server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+def write_flood_opencode(directory: Path, n: int) -> Path:
+    """An executable ``opencode`` that serves the flood (``serve --port P`` as the adapter launches it)."""
+    script = directory / "flood_server.py"
+    script.write_text(FLOOD_SERVER)
+    exe = directory / "opencode"
+    exe.write_text(f'#!/bin/sh\nexec {sys.executable} {script} --events {n} "$@"\n')
+    exe.chmod(0o755)
+    return exe
+
+
+class _Plugin:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+
+    @anyagent.hookimpl
+    def anyagent_adapters(self, register: Any) -> None:
+        import attrs
+
+        from anyagent_opencode.adapter import OpencodeAdapter
+
+        env = self.env
+
+        class Isolated(OpencodeAdapter):
+            async def connect(self, request: Any) -> Any:
+                return await super().connect(attrs.evolve(request, env=env))
+
+        register.adapter(Isolated, wire="opencode")
+
+    @anyagent.hookimpl
+    def anyagent_agents(self, register: Any) -> None:
+        from anyagent_opencode.profile import PROFILE
+
+        register.profile(PROFILE)
+
+
+async def anyagent_flood(exe: Path, workdir: Path, n: int) -> float:
+    async with Runtime(plugins=[_Plugin(dict(os.environ))]) as runtime:
+        session, events = await runtime.open(AgentInstallation.at("opencode", exe), SessionOptions.in_dir(workdir))
+        async with session:
+            count = 0
+            start = time.perf_counter()
+            await session.prompt("flood")
+            async for event in events:
+                if isinstance(event.kind, TextDelta):
+                    count += 1
+                elif isinstance(event.kind, TurnEnded):
+                    break
+            elapsed = time.perf_counter() - start
+    assert count == n, f"anyagent saw {count} deltas of {n}"
+    return n / elapsed
+
+
+def _start_flood(exe: Path, workdir: Path) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen([str(exe), "serve", "--port", "0"], stdout=subprocess.PIPE, text=True, cwd=workdir)
+    assert process.stdout is not None
+    found = re.search(r"(http://\S+)", process.stdout.readline())
+    assert found is not None
+    return process, found[1]
+
+
+async def bare_flood(exe: Path, workdir: Path, n: int) -> float:
+    process, url = await anyio.to_thread.run_sync(_start_flood, exe, workdir)
+    try:
+        async with (
+            httpx.AsyncClient(base_url=url, timeout=None, trust_env=False) as client,
+            httpx_sse.aconnect_sse(client, "GET", "/event") as source,
+        ):
+            stream = source.aiter_sse()
+            await stream.__anext__()  # server.connected
+            count = 0
+            start = time.perf_counter()
+            await client.post("/session/ses_bench/prompt_async", json={"parts": []})
+            async for sse in stream:
+                event = json.loads(sse.data)
+                kind = event["type"]
+                if kind == "message.part.delta":
+                    count += 1
+                elif kind == "session.status" and event["properties"]["status"]["type"] == "idle":
+                    break
+            elapsed = time.perf_counter() - start
+    finally:
+        process.terminate()
+        process.wait()
+    assert count == n, f"bare saw {count} deltas of {n}"
+    return n / elapsed
+
+
+async def bare_open(exe: Path, env: dict[str, str], workdir: Path) -> tuple[float, float]:
+    """The server's own time: spawn → its listening line, and → the handshake the adapter makes
+    (health, a session, providers, config, commands) answered to a bare httpx client."""
+    start = time.perf_counter()
+    secret = "bench-password"
+    argv = [str(exe), "serve", "--hostname", "127.0.0.1", "--port", str(_free_port())]
+    env = {**env, "OPENCODE_SERVER_PASSWORD": secret}
+    process = await anyio.open_process(argv, env=env, cwd=workdir, stderr=subprocess.DEVNULL)
+    try:
+        assert process.stdout is not None
+        buffer = b""
+        while b"listening on" not in buffer:
+            buffer += await process.stdout.receive()
+        listening = time.perf_counter() - start
+        found = re.search(rb"(http://127\.0\.0\.1:\d+)", buffer)
+        assert found is not None
+        async with httpx.AsyncClient(base_url=found[1].decode(), auth=("opencode", secret), trust_env=False) as client:
+            for method, path in HANDSHAKE:
+                (await client.request(method, path, json={} if method == "POST" else None)).raise_for_status()
+        return listening, time.perf_counter() - start
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+HANDSHAKE = (
+    ("GET", "/global/health"),
+    ("POST", "/session"),
+    ("GET", "/config/providers"),
+    ("GET", "/config"),
+    ("GET", "/command"),
+)
+
+
+async def official_flood(exe: Path, workdir: Path, n: int) -> float | None:
+    """The same flood through the official ``opencode-ai`` client's ``event.list()`` stream (None when
+    that package is not installed)."""
+    try:
+        from opencode_ai import AsyncOpencode
+    except ImportError:
+        return None
+    process, url = await anyio.to_thread.run_sync(_start_flood, exe, workdir)
+    try:
+        async with AsyncOpencode(base_url=url, timeout=None) as client, httpx.AsyncClient(base_url=url) as poster:
+            stream = await client.event.list()
+            iterator = stream.__aiter__()
+            await iterator.__anext__()  # server.connected
+            count = 0
+            start = time.perf_counter()
+            await poster.post("/session/ses_bench/prompt_async", json={"parts": []})
+            async for event in iterator:
+                kind = getattr(event, "type", None)
+                if kind == "message.part.delta":
+                    count += 1
+                elif kind == "session.status" and "idle" in str(getattr(event, "properties", "")):
+                    break
+            elapsed = time.perf_counter() - start
+    finally:
+        process.terminate()
+        process.wait()
+    assert count == n, f"opencode-ai saw {count} deltas of {n}"
+    return n / elapsed
+
+
+def _free_port() -> int:
+    from anyagent_opencode.adapter import free_port
+
+    return free_port()
+
+
+async def open_latency(runs: int) -> tuple[list[float], list[float], list[float]] | None:
+    from anyagent_testkit import live
+    from anyagent_testkit.fakemodel import FakeModel
+
+    if live.installed_executable("opencode") is None:
+        return None
+    listening: list[float] = []
+    bare: list[float] = []
+    opened: list[float] = []
+    with FakeModel() as model, tempfile.TemporaryDirectory() as tmp:
+        agent = live.prepare("opencode", model.url, Path(tmp))
+        env = dict(agent.env)
+        await bare_open(agent.executable, env, agent.workspace)  # warm the page cache and the data dirs
+        async with Runtime(plugins=[_Plugin(env)]) as runtime:
+            for _ in range(runs):
+                listen, handshake = await bare_open(agent.executable, env, agent.workspace)
+                listening.append(listen)
+                bare.append(handshake)
+                start = time.perf_counter()
+                session, _events = await runtime.open(
+                    AgentInstallation.at("opencode", agent.executable), SessionOptions.in_dir(agent.workspace)
+                )
+                opened.append(time.perf_counter() - start)
+                await session.close()
+    return listening, bare, opened
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=50_000, help="text deltas in the flood")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-open", action="store_true", help="skip the open-latency part (real opencode)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        exe = write_flood_opencode(directory, args.n)
+        ours, bare, official = [], [], []
+        for _ in range(args.runs):
+            bare.append(await bare_flood(exe, directory, args.n))
+            ours.append(await anyagent_flood(exe, directory, args.n))
+            official.append(await official_flood(exe, directory, args.n))
+    b, o = statistics.median(bare), statistics.median(ours)
+    print(f"opencode SSE flood, {args.n} deltas, median of {args.runs}:")
+    print(f"  bare httpx-sse loop   {b:12,.0f} events/s")
+    print(f"  anyagent (adapter+engine) {o:8,.0f} events/s  = {o / b:.0%} of bare (target >= 50%)")
+    rates = [rate for rate in official if rate is not None]
+    if rates:
+        c = statistics.median(rates)
+        ratio = o / c
+        print(f"  opencode-ai client      {c:10,.0f} events/s  = {c / b:.0%} of bare; anyagent/opencode-ai {ratio:.2f}")
+    else:
+        print("  opencode-ai client: not installed (pip install opencode-ai); skipped")
+    if args.no_open:
+        return
+    latency = await open_latency(args.runs)
+    if latency is None:
+        print("open latency: the pinned opencode is not installed (ANYAGENT_LIVE_CACHE); skipped")
+        return
+    listen, handshake, opened = (statistics.median(values) * 1000 for values in latency)
+    print(f"opencode open latency, median of {args.runs}:")
+    print(f"  bare: spawn -> listening line          {listen:8.0f} ms")
+    print(f"  bare: spawn -> listening -> handshake  {handshake:8.0f} ms (httpx, the adapter's 5 requests)")
+    overhead = opened - handshake
+    print(f"  Runtime.open (spawn -> ready)          {opened:8.0f} ms  overhead {overhead:+.0f} ms (target <= 50 ms)")
+
+
+if __name__ == "__main__":
+    anyio.run(main)

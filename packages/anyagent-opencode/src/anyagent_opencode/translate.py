@@ -1,0 +1,582 @@
+"""opencode's ``/event`` stream → seam events: a small stateful translator that never raises.
+
+One ``Translator`` per session. ``feed(frame)`` takes one SSE event's JSON (``{"id", "type",
+"properties"}``) and returns a ``Translation``: the seam events to send (content of our session
+and of its Task-tool child sessions, the latter with ``parent_tool_id``) plus what the driver needs
+to know to keep its own books — the session went busy or idle, it reported an error, a permission
+or question was asked or settled, its model or title changed. The driver, not the translator,
+decides what a turn end is (``OpencodeDriver``); the engine decides the rest.
+
+Text arrives as ``message.part.delta`` (``field: "text"``) and/or as whole ``message.part.updated``
+snapshots; the translator remembers how much of each part it has sent, so either way (and a
+resync after a reconnect, ``catch_up``) the text is sent exactly once.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from anyagent import (
+    ContextCompacted,
+    ContextUsage,
+    Diagnostic,
+    DiagnosticCode,
+    DiagnosticInfo,
+    DiagnosticLevel,
+    MessageEnded,
+    PermissionChoice,
+    PermissionRequest,
+    PlanEntry,
+    PlanEntryStatus,
+    PlanUpdated,
+    Question,
+    QuestionChoice,
+    QuestionRequest,
+    ReasoningDelta,
+    RequestOpened,
+    TextDelta,
+    ToolInput,
+    ToolKind,
+    ToolStatus,
+    ToolUpdate,
+    ToolUpdated,
+    seam,
+)
+from anyagent import jsonread as j
+from anyagent.seam import OUTPUT_CAP
+
+__all__ = ["QUIET_EVENTS", "Asked", "Settled", "Translation", "Translator"]
+
+QUIET_EVENTS = frozenset(
+    {
+        "server.heartbeat",
+        "server.instance.disposed",
+        "plugin.added",
+        "catalog.updated",
+        "reference.updated",
+        "integration.updated",
+        "integration.connection.updated",
+        "session.diff",
+        "session.deleted",
+        "message.removed",
+        "message.part.removed",
+        "file.edited",
+        "file.watcher.updated",
+        "lsp.updated",
+        "lsp.client.diagnostics",
+        "project.updated",
+        "project.directories.updated",
+        "vcs.branch.updated",
+        "installation.updated",
+        "installation.update-available",
+        "mcp.tools.changed",
+        "command.executed",
+        "global.disposed",
+        "workspace.ready",
+        "workspace.status",
+        "worktree.ready",
+        "models-dev.refreshed",
+        "tui.toast.show",
+    }
+)
+"""Event types that carry nothing for a session's events (known, so no ``unknown_frame``)."""
+
+TOOL_KINDS: Mapping[str, ToolKind] = {
+    "bash": ToolKind.EXECUTE,
+    "read": ToolKind.READ,
+    "edit": ToolKind.EDIT,
+    "write": ToolKind.EDIT,
+    "patch": ToolKind.EDIT,
+    "multiedit": ToolKind.EDIT,
+    "apply_patch": ToolKind.EDIT,
+    "glob": ToolKind.SEARCH,
+    "grep": ToolKind.SEARCH,
+    "list": ToolKind.SEARCH,
+    "codesearch": ToolKind.SEARCH,
+    "websearch": ToolKind.FETCH,
+    "webfetch": ToolKind.FETCH,
+    "task": ToolKind.SUBAGENT,
+    "todowrite": ToolKind.THINK,
+    "todoread": ToolKind.THINK,
+}
+
+_STATUS: Mapping[str, ToolStatus] = {
+    "pending": ToolStatus.PENDING,
+    "running": ToolStatus.RUNNING,
+    "completed": ToolStatus.COMPLETED,
+    "error": ToolStatus.FAILED,
+}
+
+_PLAN: Mapping[str, PlanEntryStatus] = {
+    "pending": PlanEntryStatus.PENDING,
+    "in_progress": PlanEntryStatus.IN_PROGRESS,
+    "completed": PlanEntryStatus.COMPLETED,
+}
+
+PERMISSION_CHOICES = (PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE)
+"""What opencode's ``POST /permission/{id}/reply`` takes: ``once``, ``always``, ``reject``."""
+
+_SEEN = 4096  # event ids remembered to drop a repeat after a reconnect
+
+
+@attrs.frozen
+class Asked:
+    """A permission (``kind="permission"``) or question (``kind="question"``) opencode waits on."""
+
+    kind: str
+    wire_id: str
+    session_id: str
+
+
+@attrs.frozen
+class Settled:
+    """opencode settled a permission or question itself (another client answered, an ``always``
+    rule covered it): the engine should hear it was withdrawn if it is still open."""
+
+    wire_id: str
+
+
+@attrs.define
+class Translation:
+    """What one event means: ``events`` to send, and the session facts the driver tracks."""
+
+    events: list[seam.DriverEvent] = attrs.Factory(list)
+    connected: bool = False
+    busy: bool = False
+    idle: bool = False
+    error: str | None = None
+    error_name: str | None = None
+    asked: Asked | None = None
+    settled: Settled | None = None
+    session_info: dict[str, Any] | None = None
+
+
+class Translator:
+    """The state one session's events need: child sessions, parts sent, message roles, tools."""
+
+    def __init__(self, session_id: str, context_window: int | None = None) -> None:
+        self.session_id = session_id
+        self.context_window = context_window
+        self.children: dict[str, str | None] = {}
+        """Task-tool child session id → the parent's tool call id (None until known)."""
+        self._roles: dict[str, str] = {}
+        self._kinds: dict[str, str] = {}
+        self._sent: dict[str, int] = {}
+        self._tools: dict[str, tuple[Any, ...]] = {}
+        self._tool_names: dict[str, str] = {}
+        self._finished: set[str] = set()
+        self._settled: set[str] = set()
+        self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self.last_tokens: int | None = None
+
+    # -- entry points
+
+    def feed(self, frame: object) -> Translation:
+        """Translate one event (any JSON; never raises on bad input)."""
+        out = Translation()
+        if not isinstance(frame, dict):
+            out.events.append(_diagnostic("opencode sent an event that is not a JSON object", frame, bad=True))
+            return out
+        event_id = j.nonempty(frame.get("id"))
+        if event_id is not None:
+            if event_id in self._seen:
+                return out  # the same event again (a reconnect replayed it)
+            self._seen[event_id] = None
+            if len(self._seen) > _SEEN:
+                self._seen.popitem(last=False)
+        kind = _s(frame.get("type"))
+        props = j.obj(frame.get("properties"))
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, props, out, frame)
+        elif kind not in QUIET_EVENTS:
+            out.events.append(_diagnostic(f"opencode sent an event anyagent does not know: {kind!r}", frame))
+        return out
+
+    def fast_delta(self, frame: dict[str, Any]) -> seam.Content | None:
+        """The common case of a flood, cheaply: a text delta of our own session's assistant
+        message, as ``Content(TextDelta)``; None for anything else (then ``feed`` it)."""
+        props = frame.get("properties")
+        if type(props) is not dict or props.get("sessionID") != self.session_id:
+            return None
+        part_id, message_id, delta = props.get("partID"), props.get("messageID"), props.get("delta")
+        if type(part_id) is not str or type(message_id) is not str or type(delta) is not str or not delta:
+            return None
+        if props.get("field") != "text" or self._kinds.get(part_id, "text") != "text":
+            return None
+        if self._roles.get(message_id) == "user" or not part_id:
+            return None
+        self._sent[part_id] = self._sent.get(part_id, 0) + len(delta)
+        return seam.Content(TextDelta(message_id, delta))
+
+    def catch_up(self, messages: Iterable[object]) -> list[seam.DriverEvent]:
+        """What a reconnect missed: from ``GET /session/{id}/message`` (``[{info, parts}]``), the
+        text not sent yet and the tools whose state changed, in order."""
+        events: list[seam.DriverEvent] = []
+        for message in messages:
+            entry = j.obj(message)
+            info = j.obj(entry.get("info"))
+            message_id = _s(info.get("id"))
+            role = _s(info.get("role"))
+            if message_id:
+                self._roles[message_id] = role
+            if role != "assistant":
+                continue
+            for part in j.arr(entry.get("parts")):
+                out = Translation()
+                self._part(j.obj(part), out, self.session_id)
+                events.extend(out.events)
+        return events
+
+    # -- helpers
+
+    def _owner(self, session: str) -> tuple[bool, str | None]:
+        """(whether ``session`` is ours or a child's, the parent tool id for a child)."""
+        if session == self.session_id:
+            return True, None
+        if session in self.children:
+            return True, self._parent_tool(session)
+        return False, None
+
+    def _parent_tool(self, session: str) -> str | None:
+        tool = self.children.get(session)
+        if tool is None:  # not linked yet: the newest task tool still running
+            running = [call for call, name in self._tool_names.items() if name == "task" and call not in self._finished]
+            linked = set(self.children.values())
+            free = [call for call in running if call not in linked]
+            if free:
+                tool = self.children[session] = free[-1]
+        return tool
+
+    def _content(self, out: Translation, kind: Any, parent: str | None) -> None:
+        out.events.append(seam.Content(kind, parent))
+
+    def _part(self, part: dict[str, Any], out: Translation, session: str) -> None:
+        mine, parent = self._owner(session)
+        if not mine:
+            return
+        part_id = _s(part.get("id"))
+        message_id = _s(part.get("messageID"))
+        kind = _s(part.get("type"))
+        if part_id:
+            self._kinds[part_id] = kind
+        if kind in ("text", "reasoning"):
+            if self._roles.get(message_id) == "user" or j.flag(part.get("synthetic")):
+                return
+            text = _s(part.get("text"))
+            sent = self._sent.get(part_id, 0)
+            if len(text) > sent:
+                self._sent[part_id] = len(text)
+                piece = text[sent:]
+                event = TextDelta(message_id, piece) if kind == "text" else ReasoningDelta(message_id, piece)
+                self._content(out, event, parent)
+        elif kind == "tool":
+            self._tool(part, out, parent)
+
+    def _tool(self, part: dict[str, Any], out: Translation, parent: str | None) -> None:
+        call = j.nonempty(part.get("callID")) or j.nonempty(part.get("id"))
+        if call is None:
+            out.events.append(_diagnostic("opencode sent a tool part without an id", part, bad=True))
+            return
+        name = _s(part.get("tool"), "tool")
+        state = j.obj(part.get("state"))
+        status = _STATUS.get(_s(state.get("status")), ToolStatus.RUNNING)
+        arguments = j.obj(state.get("input"))
+        metadata = j.obj(state.get("metadata"))
+        title = _s(state.get("title")) or _title(name, arguments)
+        output = j.nonempty(state.get("output")) or j.nonempty(state.get("error"))
+        if output is not None and len(output) > OUTPUT_CAP:
+            output = output[:OUTPUT_CAP]
+        key = (status, title, output, tuple(sorted(arguments)))
+        self._tool_names[call] = name
+        if name == "task":
+            child = j.nonempty(metadata.get("sessionId"))
+            if child is not None and child != self.session_id:
+                self.children[child] = call
+        if not status.active:
+            self._finished.add(call)
+        if self._tools.get(call) == key or call in self._settled:
+            return
+        self._tools[call] = key
+        update = ToolUpdate(
+            call,
+            TOOL_KINDS.get(name, ToolKind.OTHER),
+            title,
+            status,
+            _tool_input(name, arguments),
+            output,
+            raw={"tool": name, "state": state},
+        )
+        self._content(out, ToolUpdated(update), parent)
+
+    def settle_active_tools(self) -> None:
+        """The turn ended: the engine now owns the end of every tool still active (it ends them
+        ``CANCELLED`` or ``FAILED``), so later updates of those tools are not reported."""
+        for call, key in self._tools.items():
+            if key[0].active:
+                self._settled.add(call)
+
+    def tool_for(self, call: str, fallback: str, metadata: Mapping[str, Any]) -> ToolUpdate:
+        """The tool a permission is about (its last known state, or one built from the request)."""
+        name = self._tool_names.get(call, fallback)
+        command = j.nonempty(metadata.get("command"))
+        arguments = dict(metadata) if not command else {"command": command}
+        return ToolUpdate(
+            call,
+            TOOL_KINDS.get(name, ToolKind.OTHER),
+            _title(name, arguments),
+            ToolStatus.PENDING,
+            _tool_input(name, arguments),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# handlers: (translator, properties, out, frame)
+
+
+def _connected(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    out.connected = True
+
+
+def _session_created(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    info = j.obj(props.get("info"))
+    child, parent = j.nonempty(info.get("id")), j.nonempty(info.get("parentID"))
+    if child is not None and parent is not None and (parent == t.session_id or parent in t.children):
+        t.children.setdefault(child, None)
+
+
+def _session_updated(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    info = j.obj(props.get("info"))
+    if _s(info.get("id")) == t.session_id:
+        out.session_info = info
+    else:
+        _session_created(t, props, out, frame)
+
+
+def _session_status(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    session = _s(props.get("sessionID"))
+    mine, parent = t._owner(session)
+    if not mine:
+        return
+    status = j.obj(props.get("status"))
+    kind = _s(status.get("type"))
+    if kind == "retry":
+        attempt = j.integer(status.get("attempt"))
+        message = _s(status.get("message"), "the model API failed")
+        text = f"opencode is retrying its model API (attempt {attempt}): {message}"
+        info = DiagnosticInfo(text, DiagnosticLevel.WARNING, DiagnosticCode.API_RETRY, frame)
+        out.events.append(seam.Content(Diagnostic(info), parent))
+    elif session != t.session_id:
+        return  # a child's busy/idle never ends the parent's turn
+    elif kind == "busy":
+        out.busy = True
+    elif kind == "idle":
+        out.idle = True
+    elif kind:
+        out.events.append(_diagnostic(f"opencode reported an unknown session status {kind!r}", frame))
+
+
+def _session_idle(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    if _s(props.get("sessionID")) == t.session_id:
+        out.idle = True
+
+
+def _session_error(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    session = _s(props.get("sessionID"))
+    mine, parent = t._owner(session) if session else (True, None)
+    if not mine:
+        return
+    error = j.obj(props.get("error"))
+    name = _s(error.get("name"), "Error")
+    message = _s(j.obj(error.get("data")).get("message")) or name
+    if session and session != t.session_id:
+        info = DiagnosticInfo(
+            f"a subagent failed: {message}", DiagnosticLevel.WARNING, DiagnosticCode.AGENT_ERROR, frame
+        )
+        out.events.append(seam.Content(Diagnostic(info), parent))
+        return
+    out.error, out.error_name = message, name
+
+
+def _session_compacted(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    if _s(props.get("sessionID")) == t.session_id:
+        out.events.append(seam.Content(ContextCompacted()))
+
+
+def _message_updated(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    info = j.obj(props.get("info"))
+    session = _s(info.get("sessionID")) or _s(props.get("sessionID"))
+    mine, parent = t._owner(session)
+    message_id = _s(info.get("id"))
+    role = _s(info.get("role"))
+    if message_id:
+        t._roles[message_id] = role
+    if not mine or role != "assistant" or message_id in t._finished:
+        return
+    completed = j.obj(info.get("time")).get("completed") is not None
+    if not completed:
+        return
+    t._finished.add(message_id)
+    t._content(out, MessageEnded(message_id), parent)
+    if parent is None:
+        tokens = j.obj(info.get("tokens"))
+        cache = j.obj(tokens.get("cache"))
+        used = sum(j.integer(value) or 0 for value in (tokens.get("input"), tokens.get("output"), cache.get("read")))
+        if used > 0:
+            t.last_tokens = used
+            cost = info.get("cost")
+            cost_usd = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+            out.events.append(seam.Content(ContextUsage(used, t.context_window, cost_usd)))
+
+
+def _part_updated(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    part = j.obj(props.get("part"))
+    if not part:
+        out.events.append(_diagnostic("opencode sent a part update without a part", frame, bad=True))
+        return
+    t._part(part, out, _s(part.get("sessionID")) or _s(props.get("sessionID")))
+
+
+def _part_delta(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    session = _s(props.get("sessionID"))
+    mine, parent = t._owner(session)
+    if not mine:
+        return
+    part_id, message_id = _s(props.get("partID")), _s(props.get("messageID"))
+    delta = props.get("delta")
+    if not part_id or not isinstance(delta, str):
+        out.events.append(_diagnostic("opencode sent a part delta without a part id or text", frame, bad=True))
+        return
+    if _s(props.get("field"), "text") != "text" or t._roles.get(message_id) == "user" or not delta:
+        return
+    kind = t._kinds.get(part_id, "text")
+    if kind not in ("text", "reasoning"):
+        return
+    t._sent[part_id] = t._sent.get(part_id, 0) + len(delta)
+    event = TextDelta(message_id, delta) if kind == "text" else ReasoningDelta(message_id, delta)
+    t._content(out, event, parent)
+
+
+def _permission_asked(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    session = _s(props.get("sessionID"))
+    mine, parent = t._owner(session)
+    wire_id = j.nonempty(props.get("id"))
+    if not mine:
+        return
+    if wire_id is None:
+        out.events.append(_diagnostic("opencode asked a permission without an id", frame, bad=True))
+        return
+    tool_ref = j.obj(props.get("tool"))
+    call = _s(tool_ref.get("callID")) or wire_id
+    permission = _s(props.get("permission"), "tool")
+    tool = t.tool_for(call, permission, j.obj(props.get("metadata")))
+    patterns = [_s(p) for p in j.arr(props.get("always")) if _s(p)]
+    detail = f"always allows: {', '.join(patterns)}" if patterns else None
+    request = PermissionRequest(wire_id, tool, PERMISSION_CHOICES, detail)
+    out.events.append(seam.Content(RequestOpened(request), parent))
+    out.asked = Asked("permission", wire_id, session)
+
+
+def _question_asked(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    session = _s(props.get("sessionID"))
+    mine, parent = t._owner(session)
+    wire_id = j.nonempty(props.get("id"))
+    if not mine:
+        return
+    questions = []
+    for index, item in enumerate(j.arr(props.get("questions"))):
+        entry = j.obj(item)
+        choices = []
+        for option in j.arr(entry.get("options")):
+            label = _s(j.obj(option).get("label"))
+            if label:
+                choices.append(QuestionChoice(label, label, j.nonempty(j.obj(option).get("description"))))
+        questions.append(
+            Question(
+                str(index),
+                _s(entry.get("question")),
+                j.nonempty(entry.get("header")),
+                choices,
+                multi_select=j.flag(entry.get("multiple")),
+                allows_free_text=entry.get("custom") is not False,
+            )
+        )
+    if wire_id is None or not questions:
+        out.events.append(_diagnostic("opencode asked a question without an id or questions", frame, bad=True))
+        return
+    out.events.append(seam.Content(RequestOpened(QuestionRequest(wire_id, questions)), parent))
+    out.asked = Asked("question", wire_id, session)
+
+
+def _settled(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    wire_id = j.nonempty(props.get("requestID")) or j.nonempty(props.get("id"))
+    if wire_id is not None and t._owner(_s(props.get("sessionID")))[0]:
+        out.settled = Settled(wire_id)
+
+
+def _todo_updated(t: Translator, props: dict[str, Any], out: Translation, frame: dict[str, Any]) -> None:
+    mine, parent = t._owner(_s(props.get("sessionID")))
+    if not mine:
+        return
+    entries = []
+    for item in j.arr(props.get("todos")):
+        todo = j.obj(item)
+        content = _s(todo.get("content"))
+        status = _PLAN.get(_s(todo.get("status")), PlanEntryStatus.PENDING)
+        if _s(todo.get("status")) == "cancelled":
+            continue
+        entries.append(PlanEntry(content, status, j.nonempty(todo.get("priority"))))
+    t._content(out, PlanUpdated(entries), parent)
+
+
+_HANDLERS = {
+    "server.connected": _connected,
+    "session.created": _session_created,
+    "session.updated": _session_updated,
+    "session.status": _session_status,
+    "session.idle": _session_idle,
+    "session.error": _session_error,
+    "session.compacted": _session_compacted,
+    "message.updated": _message_updated,
+    "message.part.updated": _part_updated,
+    "message.part.delta": _part_delta,
+    "permission.asked": _permission_asked,
+    "permission.replied": _settled,
+    "question.asked": _question_asked,
+    "question.replied": _settled,
+    "question.rejected": _settled,
+    "todo.updated": _todo_updated,
+}
+
+
+def _title(name: str, arguments: Mapping[str, Any]) -> str:
+    for key in ("description", "command", "filePath", "pattern", "url", "path"):
+        value = j.nonempty(arguments.get(key))
+        if value is not None:
+            return f"{name}: {value}"
+    return name
+
+
+def _tool_input(name: str, arguments: Mapping[str, Any]) -> ToolInput:
+    return ToolInput(
+        command=j.nonempty(arguments.get("command")),
+        path=j.nonempty(arguments.get("filePath")) or j.nonempty(arguments.get("path")),
+        pattern=j.nonempty(arguments.get("pattern")),
+        url=j.nonempty(arguments.get("url")),
+        description=j.nonempty(arguments.get("description")),
+        arguments=dict(arguments),
+    )
+
+
+def _diagnostic(message: str, frame: object, *, bad: bool = False) -> seam.Content:
+    code = DiagnosticCode.BAD_FRAME if bad else DiagnosticCode.UNKNOWN_FRAME
+    raw = frame if isinstance(frame, (dict, list, str, int, float, bool)) or frame is None else repr(frame)
+    return seam.Content(Diagnostic(DiagnosticInfo(message, DiagnosticLevel.INFO, code, raw)))
+
+
+def _s(value: object, default: str = "") -> str:
+    return j.text(value, default)

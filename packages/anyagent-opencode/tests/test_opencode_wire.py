@@ -1,0 +1,263 @@
+"""Wire behaviour the live server will not stage on demand, against the testkit's HTTP replayer
+playing small timelines in ``record_wire``'s shape: the event stream dropping mid-turn (reconnect +
+resync: nothing lost, nothing twice), unknown events, a prompt the server refuses; and the
+password kept out of argv."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opencode_harness import WAIT, proc_file, replay_installation, runtime_with_env, server_password
+
+from anyagent import (
+    Completed,
+    Diagnostic,
+    DiagnosticCode,
+    Failed,
+    InvalidConfiguration,
+    McpServer,
+    SessionOptions,
+    TurnEnded,
+    UnsupportedFeature,
+    seam,
+)
+from anyagent_opencode import PROFILE, OpencodeAdapter, OpencodeDriver
+from anyagent_testkit.events import EventReader, kinds, text_of
+
+pytestmark = pytest.mark.anyio
+
+SID = "ses_1"
+MSG = "msg_2"
+
+
+class Timeline:
+    """A ``record_wire``-shaped HTTP timeline, written line by line."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+        self._id = 0
+
+    def exchange(self, method: str, path: str, status: int, body: Any) -> None:
+        self._id += 1
+        self.lines.append({"_http": {"kind": "request", "id": self._id, "method": method, "url": path, "body": None}})
+        self.lines.append({"_http": {"kind": "response", "id": self._id, "status": status, "body": body}})
+
+    def request(self, method: str, path: str) -> int:
+        self._id += 1
+        self.lines.append({"_http": {"kind": "request", "id": self._id, "method": method, "url": path, "body": None}})
+        return self._id
+
+    def response(self, rid: int, status: int, body: Any) -> None:
+        self.lines.append({"_http": {"kind": "response", "id": rid, "status": status, "body": body}})
+
+    def stream(self) -> int:
+        self._id += 1
+        self.lines.append({"_http": {"kind": "sse_open", "stream": self._id, "url": "/event", "status": 200}})
+        return self._id
+
+    def event(self, stream: int, kind: str, **properties: Any) -> None:
+        data = {"id": f"evt_{len(self.lines)}", "type": kind, "properties": properties}
+        self.lines.append({"_http": {"kind": "sse", "stream": stream, "event": "message", "data": data}})
+
+    def end(self, stream: int) -> None:
+        self.lines.append({"_http": {"kind": "sse_end", "stream": stream}})
+
+    def handshake(self) -> int:
+        self.exchange("GET", "/global/health", 200, {"healthy": True, "version": "1.18.33"})
+        self.exchange("POST", "/session", 200, {"id": SID, "title": "t"})
+        providers = {"providers": [{"id": "fake", "models": {"m": {"name": "M", "limit": {"context": 1000}}}}]}
+        self.exchange("GET", "/config/providers", 200, {**providers, "default": {"fake": "m"}})
+        self.exchange("GET", "/config", 200, {"model": "fake/m"})
+        self.exchange("GET", "/command", 200, [{"name": "init", "description": "make AGENTS.md"}])
+        stream = self.stream()
+        self.event(stream, "server.connected")
+        return stream
+
+    def write(self, path: Path) -> Path:
+        path.write_text("".join(json.dumps(line) + "\n" for line in self.lines), encoding="utf-8")
+        return path
+
+
+def _status(stream: int, timeline: Timeline, kind: str) -> None:
+    timeline.event(stream, "session.status", sessionID=SID, status={"type": kind})
+
+
+def _part(text: str, done: bool) -> dict[str, Any]:
+    time = {"start": 1, "end": 2} if done else {"start": 1}
+    return {"id": "prt_t", "messageID": MSG, "sessionID": SID, "type": "text", "text": text, "time": time}
+
+
+async def _one_turn(tmp_path: Path, timeline: Timeline, prompt: str = "hi") -> list[Any]:
+    installation = replay_installation(tmp_path / "bin", timeline.write(tmp_path / "t.jsonl"), strict=True)
+    async with runtime_with_env(dict(os.environ)) as runtime:
+        session, events = await runtime.open(installation, SessionOptions.in_dir(tmp_path))
+        async with session:
+            assert session.info().details.commands[0].name == "init"
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt(prompt)
+            return await reader.turn()
+
+
+async def test_a_dropped_stream_is_reopened_and_resynced_without_loss_or_repeat(tmp_path: Path) -> None:
+    t = Timeline()
+    first = t.handshake()
+    t.exchange("POST", f"/session/{SID}/prompt_async", 204, None)
+    _status(first, t, "busy")
+    t.event(first, "message.updated", info={"id": MSG, "sessionID": SID, "role": "assistant", "time": {}})
+    t.event(first, "message.part.delta", sessionID=SID, messageID=MSG, partID="prt_t", field="text", delta="Hel")
+    t.end(first)  # the stream drops: "lo world" streams while nobody listens
+    second = t.stream()
+    t.event(second, "server.connected")
+    t.exchange(
+        "GET",
+        f"/session/{SID}/message",
+        200,
+        [{"info": {"id": MSG, "role": "assistant"}, "parts": [_part("Hello wor", False)]}],
+    )
+    t.exchange("GET", "/permission", 200, [])
+    t.exchange("GET", "/question", 200, [])
+    t.exchange("GET", "/session/status", 200, {SID: {"type": "busy"}})
+    # the new stream repeats a delta the snapshot already holds, then the part's final snapshot
+    t.event(second, "message.part.delta", sessionID=SID, messageID=MSG, partID="prt_t", field="text", delta="lo wor")
+    t.event(second, "message.part.updated", sessionID=SID, part=_part("Hello world", True))
+    t.event(second, "future.event", sessionID=SID)
+    _status(second, t, "idle")
+    t.event(second, "session.idle", sessionID=SID)
+    events = await _one_turn(tmp_path, t)
+    assert text_of(events) == "Hello world"
+    assert len(kinds(events, TurnEnded)) == 1 and isinstance(kinds(events, TurnEnded)[0].stop, Completed)
+    unknown = [d.diagnostic for d in kinds(events, Diagnostic) if d.diagnostic.code == DiagnosticCode.UNKNOWN_FRAME]
+    assert unknown and "future.event" in unknown[0].message
+
+
+async def test_an_idle_missed_while_the_stream_was_down_still_ends_the_turn(tmp_path: Path) -> None:
+    t = Timeline()
+    first = t.handshake()
+    t.exchange("POST", f"/session/{SID}/prompt_async", 204, None)
+    _status(first, t, "busy")
+    t.end(first)
+    t.stream()
+    t.exchange(
+        "GET",
+        f"/session/{SID}/message",
+        200,
+        [{"info": {"id": MSG, "role": "assistant"}, "parts": [_part("done", True)]}],
+    )
+    t.exchange("GET", "/permission", 200, [])
+    t.exchange("GET", "/question", 200, [])
+    t.exchange("GET", "/session/status", 200, {})  # idle sessions are not listed
+    events = await _one_turn(tmp_path, t)
+    assert text_of(events) == "done"
+    assert [type(e.stop) for e in kinds(events, TurnEnded)] == [Completed]
+
+
+async def test_a_refused_prompt_fails_the_turn(tmp_path: Path) -> None:
+    t = Timeline()
+    t.handshake()
+    t.exchange(
+        "POST", f"/session/{SID}/prompt_async", 400, {"name": "BadRequest", "data": {"message": "no such model"}}
+    )
+    events = await _one_turn(tmp_path, t)
+    stop = kinds(events, TurnEnded)[0].stop
+    assert isinstance(stop, Failed) and "no such model" in stop.message
+
+
+async def test_the_password_is_in_the_environment_not_in_argv(tmp_path: Path) -> None:
+    t = Timeline()
+    t.handshake()
+    installation = replay_installation(tmp_path / "bin", t.write(tmp_path / "t.jsonl"))
+    request = seam.ConnectRequest(installation, PROFILE, SessionOptions.in_dir(tmp_path), "s1", dict(os.environ))
+    driver = await OpencodeAdapter().connect(request)
+    assert isinstance(driver, OpencodeDriver)
+    try:
+        pid = driver.process.pid
+        secret = server_password(pid)
+        assert len(secret) >= 32
+        cmdline = proc_file(pid, "cmdline")
+        assert secret not in cmdline and b"127.0.0.1" in cmdline
+        assert str(driver.http._client.base_url).startswith("http://127.0.0.1:")
+    finally:
+        await driver.aclose()
+
+
+async def test_two_sessions_get_different_passwords(tmp_path: Path) -> None:
+    secrets = []
+    for number in (1, 2):
+        t = Timeline()
+        t.handshake()
+        installation = replay_installation(tmp_path / f"bin{number}", t.write(tmp_path / f"t{number}.jsonl"))
+        request = seam.ConnectRequest(installation, PROFILE, SessionOptions.in_dir(tmp_path), "s", dict(os.environ))
+        driver = await OpencodeAdapter().connect(request)
+        assert isinstance(driver, OpencodeDriver)
+        try:
+            secrets.append(server_password(driver.process.pid))
+        finally:
+            await driver.aclose()
+    assert secrets[0] != secrets[1]
+
+
+async def test_mcp_servers_ride_in_the_config_content_and_sse_ones_fail_typed(tmp_path: Path) -> None:
+    t = Timeline()
+    t.handshake()
+    installation = replay_installation(tmp_path / "bin", t.write(tmp_path / "t.jsonl"))
+    options = (
+        SessionOptions.in_dir(tmp_path)
+        .mcp_server(McpServer.stdio("files", "mcp-files", ["--root", "."], {"LEVEL": "1"}))
+        .mcp_server(McpServer.http("docs", "http://127.0.0.1:9/mcp"))
+    )
+    request = seam.ConnectRequest(installation, PROFILE, options, "s1", dict(os.environ))
+    driver = await OpencodeAdapter().connect(request)
+    assert isinstance(driver, OpencodeDriver)
+    try:
+        environ = proc_file(driver.process.pid, "environ").split(b"\0")
+        content = next(e for e in environ if e.startswith(b"OPENCODE_CONFIG_CONTENT=")).split(b"=", 1)[1]
+    finally:
+        await driver.aclose()
+    assert json.loads(content) == {
+        "mcp": {
+            "files": {
+                "type": "local",
+                "command": ["mcp-files", "--root", "."],
+                "enabled": True,
+                "environment": {"LEVEL": "1"},
+            },
+            "docs": {"type": "remote", "url": "http://127.0.0.1:9/mcp", "enabled": True},
+        }
+    }
+    sse = SessionOptions.in_dir(tmp_path).mcp_server(McpServer.sse("old", "http://127.0.0.1:9/sse"))
+    async with runtime_with_env(dict(os.environ)) as runtime:
+        with pytest.raises((InvalidConfiguration, UnsupportedFeature)):
+            await runtime.open(installation, sse)
+        with pytest.raises(InvalidConfiguration):
+            await runtime.open(installation, SessionOptions.in_dir(tmp_path).config_home(tmp_path / "home"))
+
+
+async def test_an_error_before_the_session_went_busy_fails_the_turn(tmp_path: Path) -> None:
+    """opencode 1.18.33 answers a prompt with an undecodable image with ``session.error`` and no
+    busy/idle at all: the turn must still end (not wait for an idle that never comes)."""
+    t = Timeline()
+    stream = t.handshake()
+    t.exchange("POST", f"/session/{SID}/prompt_async", 204, None)
+    error = {"name": "UnknownError", "data": {"message": "ImageDecodeError: Image could not be decoded"}}
+    t.event(stream, "session.error", sessionID=SID, error=error)
+    events = await _one_turn(tmp_path, t)
+    stop = kinds(events, TurnEnded)[0].stop
+    assert isinstance(stop, Failed) and "ImageDecodeError" in stop.message
+
+
+async def test_a_listed_slash_command_goes_to_the_command_route(tmp_path: Path) -> None:
+    t = Timeline()
+    stream = t.handshake()  # lists the "init" command
+    rid = t.request("POST", f"/session/{SID}/command")  # answered when its turn is over
+    _status(stream, t, "busy")
+    t.event(stream, "message.updated", info={"id": MSG, "sessionID": SID, "role": "assistant", "time": {}})
+    t.event(stream, "message.part.updated", sessionID=SID, part=_part("AGENTS.md written", True))
+    _status(stream, t, "idle")
+    t.response(rid, 200, {"info": {"id": MSG}, "parts": []})
+    events = await _one_turn(tmp_path, t, "/init now")
+    assert text_of(events) == "AGENTS.md written"
+    assert [type(e.stop) for e in kinds(events, TurnEnded)] == [Completed]
