@@ -541,10 +541,17 @@ class PiDriver(seam.Driver):
         for problem in problems:
             await self.loop.diagnostic(problem, DiagnosticCode.ATTACHMENT)
 
+        text = str(fields.get("message", ""))
+        self._translator.steers.append(text)  # before the write: pi may echo it before it answers
+
         async def answered(reply: Reply) -> None:
-            await self.loop.send(seam.SteerResult(reply.get("success") is True))
+            accepted = reply.get("success") is True
+            if not accepted and text in self._translator.steers:
+                self._translator.steers.remove(text)
+            await self.loop.send(seam.SteerResult(accepted))
 
         if await self._send("steer", on_reply=answered, **fields) is None:
+            self._translator.steers.remove(text)
             await self.loop.send(seam.SteerResult(False))
 
     async def _cancel(self) -> None:
@@ -553,6 +560,7 @@ class PiDriver(seam.Driver):
             await self._dialogs.decline(request_id)  # pi waits for its dialogs before it stops
         if self._steer:
             await self._send("clear_queue")  # a steer dies with the turn it was folded into
+            self._translator.steers.clear()
         await self._send("abort")
 
     async def _compact(self) -> None:

@@ -100,6 +100,7 @@ PINNED: Mapping[str, PinnedCli] = MappingProxyType(
             PinnedCli("opencode", "opencode-ai", "1.18.33", "opencode", args=("serve", "--hostname", "127.0.0.1")),
             # the last release under this name; its successor @earendil-works/pi-coding-agent needs Node >= 22
             PinnedCli("pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi", profile="pi"),
+            PinnedCli("pi-node22", "@earendil-works/pi-coding-agent", "1.6.0", "pi", profile="pi", node="node@22.23.3"),
             PinnedCli("qwen", "@qwen-code/qwen-code", "0.15.10", "qwen", profile="qwen"),
             PinnedCli("qwen-node22", "@qwen-code/qwen-code", "0.24.4", "qwen", profile="qwen", node="node@22.23.3"),
             PinnedCli("gemini", "@google/gemini-cli", "0.61.0", "gemini", profile="gemini"),
@@ -555,6 +556,8 @@ def _pi(layout: _Layout, url: str) -> _Configured:
         }
     }
     _write_json(agent_dir / "models.json", models)
+    # pi >= 0.8x compacts only what lies beyond the newest 20000 tokens: a short test session has none
+    _write_json(agent_dir / "settings.json", {"compaction": {"keepRecentTokens": 1}})
     gate = layout.home / ".pi" / "permission-gate.ts"
     gate.write_text(PI_PERMISSION_EXTENSION, encoding="utf-8")
     sessions = layout.root / "sessions"
@@ -615,6 +618,7 @@ _CONFIGURERS: Mapping[str, Callable[[_Layout, str], _Configured]] = {
     "codex": _codex,
     "opencode": _opencode,
     "pi": _pi,
+    "pi-node22": _pi,
     "qwen": _qwen,
     "qwen-node22": _qwen,
     "gemini": _gemini,
