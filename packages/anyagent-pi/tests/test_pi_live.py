@@ -1,8 +1,8 @@
 """Live tier: the pinned real ``pi`` against the testkit's fake model, on both pins.
 
-``pi`` (0.73.1, Node 20) runs every scenario but the steering ones on both backends; ``pi-node22``
-(1.6.0 on its own Node 22) runs the steering ones on both backends and the rest on asyncio only
-(the same adapter code; this keeps the second pin's added time near a minute and a half).
+``pi`` (0.73.1, Node 20) runs every scenario but the steering ones (it has no ``clear_queue``);
+``pi-node22`` (1.6.0 on its own Node 22) runs every scenario but ``queue`` (a pi that steers takes
+a mid-turn prompt into the turn; the steering scenarios cover the engine's queue there).
 
 Run with ``pytest --live``. With ``ANYAGENT_PI_RECORD=1`` each scenario also rewrites its
 recording under ``tests/recordings/`` (0.73.1) or ``tests/recordings/<version>/`` (newer pins),
@@ -18,7 +18,6 @@ import pytest
 from pi_harness import (
     PINS,
     SANITIZED_ROOT,
-    STEERING_PINS,
     Harness,
     recording_wanted,
     recordings_of,
@@ -40,11 +39,6 @@ def installation(agent: LiveAgent, *extra: str) -> AgentInstallation:
     return AgentInstallation(id="pi", name="pi", executable_path=agent.executable, args=(*agent.args, *extra))
 
 
-def both_backends(cli: str, name: str) -> bool:
-    """Whether (pin, scenario) runs on trio too: 0.73.1's scenarios, and steering on the newer pi."""
-    return cli == "pi" or name.startswith("steer")
-
-
 CASES = [(cli, name) for cli in PINS for name in sorted(SCENARIOS) if cli in SCENARIOS[name].pins]
 
 
@@ -55,10 +49,7 @@ async def test_scenario(
     live_agent: Callable[..., LiveAgent],
     fake_model: object,
     tmp_path: Path,
-    anyio_backend: str,
 ) -> None:
-    if anyio_backend != "asyncio" and not both_backends(cli, name):
-        pytest.skip("the newer pi runs its non-steering scenarios on asyncio only (the live tier's time)")
     agent = live_agent(cli)
     spec = SCENARIOS[name]
     extra = ("-e", str(FIXTURES / "ask-colour.ts")) if spec.extension else ()
@@ -80,12 +71,8 @@ async def test_scenario(
 
 
 @pytest.mark.parametrize("cli", PINS)
-async def test_no_provider_key_is_auth_required_with_the_logins(
-    cli: str, live_agent: Callable[..., LiveAgent], anyio_backend: str
-) -> None:
+async def test_no_provider_key_is_auth_required_with_the_logins(cli: str, live_agent: Callable[..., LiveAgent]) -> None:
     """No models.json, no provider key: pi has no model it can use."""
-    if anyio_backend != "asyncio" and cli in STEERING_PINS:
-        pytest.skip("the newer pi runs this on asyncio only (the live tier's time)")
     agent = live_agent(cli)
     empty = agent.root / "empty-agent-dir"
     empty.mkdir()

@@ -1,9 +1,10 @@
-"""Live facts about pi's wire the adapter's design rests on, checked on the pinned pi (0.73.1).
+"""Live facts about pi's wire the adapter's design rests on, checked on both pinned pis.
 
 Raw RPC, no adapter: what pi does with a queued steer when a run is aborted. The adapter cancels
 with ``clear_queue`` then ``abort`` and reports ``Steer`` only when pi knows ``clear_queue``; this
-test is the evidence for that rule (pi 0.73.1: no such command, the steer survives the abort, pi
-starts no run by itself, and the next prompt's run delivers the stale steer).
+test is the evidence for that rule. Both 0.73.1 and 1.6.0: the steer survives a bare ``abort``,
+pi starts no run by itself, and the next prompt's run delivers the stale steer. 0.73.1 has no
+``clear_queue`` (refused without an id); 1.6.0 has it, and it empties the queue before the abort.
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ import pytest
 from anyagent.process import spawn
 from anyagent.wire import JsonLines
 from anyagent_testkit.live import LiveAgent
+from pi_harness import PINS, STEERING_PINS
 
 pytestmark = [pytest.mark.live, pytest.mark.anyio]
 
 
+@pytest.mark.parametrize("cli", PINS)
 async def test_a_steer_survives_abort_and_pi_starts_no_run_by_itself(
-    live_agent: Callable[..., LiveAgent], fake_model: Any
+    cli: str, live_agent: Callable[..., LiveAgent], fake_model: Any
 ) -> None:
-    agent = live_agent("pi")
+    agent = live_agent(cli)
     process = await spawn(agent.command(), cwd=agent.workspace, env=agent.env)
     lines = JsonLines(process)
     seen: list[dict[str, Any]] = []
@@ -40,8 +43,17 @@ async def test_a_steer_survives_abort_and_pi_starts_no_run_by_itself(
 
     try:
         await lines.send({"id": "q0", "type": "clear_queue"})
-        refused = await until(lambda f: f.get("type") == "response")
-        assert refused["success"] is False and "Unknown command" in refused["error"] and "id" not in refused
+        answer = await until(lambda f: f.get("type") == "response")
+        if cli in STEERING_PINS:
+            assert answer == {
+                "id": "q0",
+                "type": "response",
+                "command": "clear_queue",
+                "success": True,
+                "data": {"steering": [], "followUp": []},
+            }
+        else:
+            assert answer["success"] is False and "Unknown command" in answer["error"] and "id" not in answer
         await lines.send({"id": "p1", "type": "prompt", "message": "SLOW 12"})
         await until(lambda f: f.get("assistantMessageEvent", {}).get("type") == "text_delta")
         await lines.send({"id": "s1", "type": "steer", "message": "STALE STEER"})
@@ -60,5 +72,23 @@ async def test_a_steer_survives_abort_and_pi_starts_no_run_by_itself(
         end = await until(lambda f: f.get("type") == "agent_end")
         users = [m["content"][0]["text"] for m in end["messages"] if m.get("role") == "user"]
         assert users == ["next prompt", "STALE STEER"], "the next run delivers the stale steer"
+        if cli in STEERING_PINS:  # clear_queue before abort: the steer is gone
+            await until(lambda f: f.get("type") == "agent_settled")
+            await lines.send({"id": "p3", "type": "prompt", "message": "SLOW 12"})
+            await until(lambda f: f.get("assistantMessageEvent", {}).get("type") == "text_delta")
+            await lines.send({"id": "s3", "type": "steer", "message": "DROPPED STEER"})
+            await until(lambda f: f.get("id") == "s3")
+            await lines.send({"id": "c3", "type": "clear_queue"})
+            cleared = await until(lambda f: f.get("id") == "c3")
+            assert cleared["data"] == {"steering": ["DROPPED STEER"], "followUp": []}
+            await lines.send({"id": "a3", "type": "abort"})
+            await until(lambda f: f.get("id") == "a3")
+            await lines.send({"id": "g3", "type": "get_state"})
+            state = await until(lambda f: f.get("id") == "g3")
+            assert state["data"]["pendingMessageCount"] == 0, "clear_queue emptied pi's queue"
+            await lines.send({"id": "p4", "type": "prompt", "message": "last prompt"})
+            end = await until(lambda f: f.get("type") == "agent_end")
+            users = [m["content"][0]["text"] for m in end["messages"] if m.get("role") == "user"]
+            assert users == ["last prompt"], "nothing stale"
     finally:
         await process.aclose(grace=1.0)
