@@ -36,6 +36,8 @@ STEERING_PINS = frozenset({"pi-node22"})
 def recordings_of(cli: str) -> Path:
     """Where pin ``cli``'s scenario recordings live (0.73.1's at the top, newer ones by version)."""
     return RECORDINGS if cli == "pi" else RECORDINGS / PINNED[cli].version
+
+
 RECORD_ENV = "ANYAGENT_PI_RECORD"
 WAIT = 60.0
 """Seconds any single wait of an ``EventReader`` may take before the test fails."""

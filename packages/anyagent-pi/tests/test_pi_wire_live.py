@@ -14,11 +14,11 @@ from typing import Any
 
 import anyio
 import pytest
+from pi_harness import PINS, STEERING_PINS
 
 from anyagent.process import spawn
 from anyagent.wire import JsonLines
 from anyagent_testkit.live import LiveAgent
-from pi_harness import PINS, STEERING_PINS
 
 pytestmark = [pytest.mark.live, pytest.mark.anyio]
 
