@@ -41,6 +41,20 @@ async def test_a_steer_survives_abort_and_pi_starts_no_run_by_itself(
                 if predicate(frame):
                     return frame
 
+    async def call(request_id: str, command: str, **fields: Any) -> dict[str, Any]:
+        await lines.send({"id": request_id, "type": command, **fields})
+        return await until(lambda f: f.get("id") == request_id)
+
+    async def steer_while_streaming(n: int, text: str) -> None:
+        await lines.send({"id": f"p{n}", "type": "prompt", "message": "SLOW 12"})
+        await until(lambda f: f.get("assistantMessageEvent", {}).get("type") == "text_delta")
+        await call(f"s{n}", "steer", message=text)
+
+    async def users_of_next_run(n: int, text: str) -> list[str]:
+        await lines.send({"id": f"n{n}", "type": "prompt", "message": text})
+        end = await until(lambda f: f.get("type") == "agent_end")
+        return [m["content"][0]["text"] for m in end["messages"] if m.get("role") == "user"]
+
     try:
         await lines.send({"id": "q0", "type": "clear_queue"})
         answer = await until(lambda f: f.get("type") == "response")
@@ -54,41 +68,25 @@ async def test_a_steer_survives_abort_and_pi_starts_no_run_by_itself(
             }
         else:
             assert answer["success"] is False and "Unknown command" in answer["error"] and "id" not in answer
-        await lines.send({"id": "p1", "type": "prompt", "message": "SLOW 12"})
-        await until(lambda f: f.get("assistantMessageEvent", {}).get("type") == "text_delta")
-        await lines.send({"id": "s1", "type": "steer", "message": "STALE STEER"})
-        await until(lambda f: f.get("id") == "s1")
-        await lines.send({"id": "a1", "type": "abort"})
-        await until(lambda f: f.get("id") == "a1")
+        await steer_while_streaming(1, "STALE STEER")
+        await call("a1", "abort")
         assert [f["type"] for f in seen].count("agent_end") == 1
         starts = len([f for f in seen if f.get("type") == "agent_start"])
         with anyio.move_on_after(2.0):
             await until(lambda f: f.get("type") == "agent_start")
         assert len([f for f in seen if f.get("type") == "agent_start"]) == starts, "pi started a run by itself"
-        await lines.send({"id": "g1", "type": "get_state"})
-        state = await until(lambda f: f.get("id") == "g1")
+        state = await call("g1", "get_state")
         assert state["data"]["pendingMessageCount"] == 1, "the steer is still queued after the abort"
-        await lines.send({"id": "p2", "type": "prompt", "message": "next prompt"})
-        end = await until(lambda f: f.get("type") == "agent_end")
-        users = [m["content"][0]["text"] for m in end["messages"] if m.get("role") == "user"]
+        users = await users_of_next_run(1, "next prompt")
         assert users == ["next prompt", "STALE STEER"], "the next run delivers the stale steer"
         if cli in STEERING_PINS:  # clear_queue before abort: the steer is gone
             await until(lambda f: f.get("type") == "agent_settled")
-            await lines.send({"id": "p3", "type": "prompt", "message": "SLOW 12"})
-            await until(lambda f: f.get("assistantMessageEvent", {}).get("type") == "text_delta")
-            await lines.send({"id": "s3", "type": "steer", "message": "DROPPED STEER"})
-            await until(lambda f: f.get("id") == "s3")
-            await lines.send({"id": "c3", "type": "clear_queue"})
-            cleared = await until(lambda f: f.get("id") == "c3")
+            await steer_while_streaming(2, "DROPPED STEER")
+            cleared = await call("c2", "clear_queue")
             assert cleared["data"] == {"steering": ["DROPPED STEER"], "followUp": []}
-            await lines.send({"id": "a3", "type": "abort"})
-            await until(lambda f: f.get("id") == "a3")
-            await lines.send({"id": "g3", "type": "get_state"})
-            state = await until(lambda f: f.get("id") == "g3")
+            await call("a2", "abort")
+            state = await call("g2", "get_state")
             assert state["data"]["pendingMessageCount"] == 0, "clear_queue emptied pi's queue"
-            await lines.send({"id": "p4", "type": "prompt", "message": "last prompt"})
-            end = await until(lambda f: f.get("type") == "agent_end")
-            users = [m["content"][0]["text"] for m in end["messages"] if m.get("role") == "user"]
-            assert users == ["last prompt"], "nothing stale"
+            assert await users_of_next_run(2, "last prompt") == ["last prompt"], "nothing stale"
     finally:
         await process.aclose(grace=1.0)

@@ -192,9 +192,8 @@ def test_the_pi_recipe_writes_models_and_an_unloaded_gate_extension(cli_id: str,
 
 def test_protocol_args_come_from_the_profile_or_the_pin_table(tmp_path: Path) -> None:
     assert protocol_args("qwen", PROFILES) == ("--acp",)
-    for cli in (cli for cli in PINNED.values() if cli.profile is None):
-        assert protocol_args(cli.id, {}) == cli.args  # no adapter package drives it: the pin's own
-    assert protocol_args("pi", PROFILES) == protocol_args("pi-node22", PROFILES) == ("--mode", "rpc")
+    assert protocol_args("opencode", {}) == PINNED["opencode"].args  # a pin without a profile keeps its own args
+    assert protocol_args("pi", PROFILES) == ("--mode", "rpc")  # anyagent-pi's profile
     assert protocol_args("codex", PROFILES) == ("app-server",)  # anyagent-codex's profile
     assert PINNED["claude"].args == ()  # claude's flags live in its profile only
     with pytest.raises(LiveInstallError, match="'claude-acp' profile that launches claude-agent-acp"):
