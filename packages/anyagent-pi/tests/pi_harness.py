@@ -1,9 +1,12 @@
 """What the recorded and live tiers share: runtimes, the replay shim, recording, the wait bound.
 
-The live tier runs the pinned ``pi`` (0.73.1) against the testkit's fake model in an isolated
-environment; with ``ANYAGENT_PI_RECORD=1`` it also writes each scenario's wire recording to
-``tests/recordings/<scenario>.jsonl`` (paths sanitized). The recorded tier replays those files
-through the real adapter with the testkit replayer, one replayer process per ``pi`` launch.
+The live tier runs a pinned ``pi`` against the testkit's fake model in an isolated environment:
+``pi`` (0.73.1, Node 20, no ``clear_queue``, so no steer) and ``pi-node22`` (1.6.0 on its own
+Node 22, with ``clear_queue`` and steer). With ``ANYAGENT_PI_RECORD=1`` it also writes each
+scenario's wire recording to ``tests/recordings/<scenario>.jsonl`` (0.73.1) or
+``tests/recordings/<version>/<scenario>.jsonl`` (newer pins), paths sanitized. The recorded tier
+replays those files through the real adapter with the testkit replayer, one replayer process per
+``pi`` launch.
 """
 
 from __future__ import annotations
@@ -20,9 +23,21 @@ import anyagent
 from anyagent import AgentInstallation, Runtime, SessionOptions, seam
 from anyagent_pi.adapter import PiAdapter
 from anyagent_pi.profile import PROFILE
+from anyagent_testkit.live import PINNED
 from anyagent_testkit.replay import write_replayer_sequence
 
 RECORDINGS = Path(__file__).parent / "recordings"
+PINS = ("pi", "pi-node22")
+"""The live tier's pi pins: 0.73.1 (the last on Node 20) and the current release on Node 22."""
+STEERING_PINS = frozenset({"pi-node22"})
+"""Pins whose pi has ``clear_queue``, so the adapter reports ``Steer``."""
+
+
+def recordings_of(cli: str) -> Path:
+    """Where pin ``cli``'s scenario recordings live (0.73.1's at the top, newer ones by version)."""
+    return RECORDINGS if cli == "pi" else RECORDINGS / PINNED[cli].version
+
+
 RECORD_ENV = "ANYAGENT_PI_RECORD"
 WAIT = 60.0
 """Seconds any single wait of an ``EventReader`` may take before the test fails."""
@@ -94,11 +109,23 @@ class Harness:
     fake: Any = None
     record: Path | None = None
     home: Path | None = None
+    cli: str = "pi"
+    """The pin that runs (live) or was recorded (replay): what version and capabilities to expect."""
 
     @property
     def live(self) -> bool:
         """True when a real ``pi`` runs (assert on the fake model and the disk only then)."""
         return self.fake is not None
+
+    @property
+    def version(self) -> str | None:
+        """The ``AgentDetails.version`` to expect: the pin's (live), None (a replay has no npm install)."""
+        return PINNED[self.cli].version if self.live else None
+
+    @property
+    def steers(self) -> bool:
+        """Whether this pi has ``clear_queue``, so the session reports ``Steer``."""
+        return self.cli in STEERING_PINS
 
     def options(self) -> SessionOptions:
         """Options for a session in the workspace (recording its wire when asked)."""

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 import attrs
 import pytest
-from pi_harness import WAIT, Harness
+from pi_harness import PINS, STEERING_PINS, WAIT, Harness
 
 from anyagent import (
     Answer,
@@ -38,12 +39,14 @@ from anyagent import (
     SessionUpdated,
     Started,
     StatusChanged,
+    Steered,
     TextDelta,
     ToolKind,
     ToolStatus,
     ToolUpdated,
     TurnEnded,
     TurnStarted,
+    UserMessage,
 )
 from anyagent_pi.adapter import CAPABILITIES
 from anyagent_testkit.events import EventReader, kinds, text_of
@@ -65,6 +68,8 @@ class Spec:
     extension: bool = False
     live_only: int = 0
     """Recorded processes the replay does not launch (their checks need the real pi)."""
+    pins: tuple[str, ...] = PINS
+    """The live pins it runs on (steering needs a pi with ``clear_queue``)."""
 
 
 def completed(events: list[Any]) -> TurnEnded:
@@ -80,8 +85,9 @@ async def text_turn(h: Harness) -> None:
     async with session:
         info = session.info()
         assert info.resume_token and info.resume_token.endswith(".jsonl")
-        assert info.details.version == ("0.73.1" if h.live else None)  # read beside the npm install
-        assert info.details.capabilities == CAPABILITIES  # pi 0.73.1: no clear_queue, so no steer
+        assert info.details.version == h.version  # read beside the npm install
+        # pi 0.73.1 has no clear_queue, so no steer
+        assert info.details.capabilities == (CAPABILITIES.with_(Capability.STEER) if h.steers else CAPABILITIES)
         assert not info.details.capabilities.supports(Capability.PERMISSIONS)
         assert info.configuration["model"] == "fake/claude-fake-1"
         assert [o.id for o in info.details.config_options] == ["model", "effort", "permission_gate"]
@@ -131,6 +137,104 @@ async def queue(h: Harness) -> None:
         completed(two)
         statuses = [e.kind.status for e in reader.seen if isinstance(e.kind, StatusChanged)]
         assert SessionStatus.IDLE not in statuses[:-1], statuses
+
+
+STEER = "STEERED TEXT"
+
+
+def user_texts(body: dict[str, Any]) -> list[str]:
+    """The text of every user message of a model request (anthropic-messages shape)."""
+    texts = []
+    for message in body.get("messages", []):
+        if message.get("role") == "user":
+            content = message.get("content")
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            texts += [b.get("text", "") for b in blocks if b.get("type") == "text"]
+    return texts
+
+
+async def no_turn_starts(reader: EventReader, seconds: float = 2.0) -> None:
+    """Wait ``seconds``: no turn may start (pi starts no run by itself)."""
+    with anyio.move_on_after(seconds):
+        event = await reader.until(TurnStarted)
+        raise AssertionError(f"a turn started by itself: {event}")
+
+
+async def steer(h: Harness) -> None:
+    """A prompt during a turn is steered into it: pi hands it to the model before its next call,
+    the one turn ends once, and its echo is not reported as someone else's message."""
+    session, events = await h.runtime.open(h.agent, h.options())
+    reader = EventReader(events, timeout=WAIT)
+    async with session:
+        assert session.info().details.capabilities.supports(Capability.STEER)
+        first = await session.prompt("SLOW 6")
+        assert isinstance(first.kind, Started)
+        await reader.until(TextDelta)
+        steered = await session.prompt(STEER)
+        assert steered.kind == Steered(first.kind.turn_id)
+        turn = await reader.turn()
+        completed(turn)
+        # the first answer streams on (its first delta was read above), then the steer's
+        assert text_of(turn).endswith(f"slow5 {ECHO} {STEER}"), text_of(turn)
+        assert not kinds(turn, UserMessage), "a steer is the user's own prompt"
+        await no_turn_starts(reader, 1.0)
+        assert len(kinds(reader.seen, TurnStarted)) == len(kinds(reader.seen, TurnEnded)) == 1
+        assert session.status() is SessionStatus.IDLE
+        if h.live:
+            calls = h.fake.model_calls()
+            assert [user_texts(call.body) for call in calls] == [["SLOW 6"], ["SLOW 6", STEER]]
+
+
+async def steer_cancel(h: Harness, clear_queue: bool) -> None:
+    """Cancel a turn holding a steer (not yet delivered) and a queued prompt: the steer dies with
+    the turn (the adapter empties pi's queue before ``abort``), pi starts no run by itself, and the
+    engine's queue runs next or is dropped as ``cancel(clear_queue=...)`` says."""
+    session, events = await h.runtime.open(h.agent, h.options())
+    reader = EventReader(events, timeout=WAIT)
+    async with session:
+        first = await session.prompt("SLOW 40")
+        assert isinstance(first.kind, Started)
+        await reader.until(TextDelta)
+        deliveries: dict[str, Any] = {}
+        asked = anyio.Event()
+
+        async def steer_it() -> None:
+            asked.set()  # set before the prompt: the engine sees the steer before the queued prompt
+            deliveries["steer"] = await session.prompt("STALE STEER")
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(steer_it)
+            await asked.wait()
+            queued = await session.prompt("QUEUED PROMPT")  # while the steer waits for pi's answer
+        assert deliveries["steer"].kind == Steered(first.kind.turn_id)
+        assert queued.kind == Queued(0)
+        await session.cancel(clear_queue=clear_queue)
+        turn = await reader.turn()
+        assert kinds(turn, TurnEnded)[0].stop == Cancelled()
+        if clear_queue:
+            await no_turn_starts(reader)
+            assert session.status() is SessionStatus.IDLE
+            await session.prompt("after the cancel")
+        again = await reader.turn()
+        origin = again[0].kind
+        assert isinstance(origin, TurnStarted) and isinstance(origin.origin, PromptOrigin), origin
+        said = "after the cancel" if clear_queue else "QUEUED PROMPT"
+        assert text_of(again) == f"{ECHO} {said}"
+        completed(again)
+        await no_turn_starts(reader, 1.0)
+        if h.live:
+            texts = user_texts(h.fake.model_calls()[-1].body)
+            assert texts == ["SLOW 40", said], "the steer was dropped with the cancelled turn"
+
+
+async def steer_cancel_keep_queue(h: Harness) -> None:
+    """``cancel(clear_queue=False)``: the queued prompt runs next, the steer does not."""
+    await steer_cancel(h, clear_queue=False)
+
+
+async def steer_cancel_clear_queue(h: Harness) -> None:
+    """``cancel(clear_queue=True)``: nothing runs until the next prompt, which has no steer in it."""
+    await steer_cancel(h, clear_queue=True)
 
 
 async def cancel(h: Harness) -> None:
@@ -289,10 +393,10 @@ async def resume(h: Harness) -> None:
 
 
 PNG = bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201a5e8b2b70000000049454e44ae426082"
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+    "0000000d49444154789c63f8cfc0f01f00050001ff89993d1d0000000049454e44ae426082"
 )
-"""A 1x1 PNG."""
+"""A valid 1x1 red PNG (pi 1.6.0 decodes attachments and drops a broken one)."""
 
 
 async def image(h: Harness) -> None:
@@ -341,7 +445,7 @@ async def generate(h: Harness) -> None:
 SCENARIOS: dict[str, Spec] = {
     "text-turn": Spec(text_turn),
     "tool-run": Spec(tool_run),
-    "queue": Spec(queue, realtime=True),
+    "queue": Spec(queue, realtime=True, pins=("pi",)),  # a pi that steers takes the prompt into the turn
     "cancel": Spec(cancel, realtime=True),
     "question": Spec(question, extension=True),
     "cancel-question": Spec(cancel_question, extension=True),
@@ -353,4 +457,7 @@ SCENARIOS: dict[str, Spec] = {
     "generate": Spec(generate),
     "image": Spec(image),
     "openai-shape": Spec(openai_shape),
+    "steer": Spec(steer, realtime=True, pins=tuple(STEERING_PINS)),
+    "steer-cancel-keep-queue": Spec(steer_cancel_keep_queue, realtime=True, pins=tuple(STEERING_PINS)),
+    "steer-cancel-clear-queue": Spec(steer_cancel_clear_queue, realtime=True, pins=tuple(STEERING_PINS)),
 }

@@ -2,9 +2,9 @@
 
 Recorded tier (no Node): each scenario launches the real adapter against the testkit replayer
 playing one of this package's own recordings (``tests/recordings``); the translator is fuzzed with
-real frames from every recording. Live tier (``--live``): the pinned ``pi`` against the testkit's
-fake model, prompted with the fake model's keywords; permissions come from the opt-in gate. Each
-check is its own test case, on asyncio and trio.
+real frames from every recording. Live tier (``--live``): both pinned ``pi`` (0.73.1 and 1.6.0)
+against the testkit's fake model, prompted with the fake model's keywords; permissions come from
+the opt-in gate. Each check is its own test case, on asyncio and trio.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 import pytest
-from pi_harness import RECORDINGS, runtime_with_env
+from pi_harness import PINS, RECORDINGS, runtime_with_env
 
 from anyagent import AgentInstallation, Diagnostic, SessionOptions, seam
 from anyagent_pi.translate import Translation, Translator
@@ -158,11 +158,12 @@ CHECK_NAMES = [check.__name__.removeprefix("check_") for check in CHECKS]
 
 @pytest.mark.live
 @pytest.mark.anyio
+@pytest.mark.parametrize("cli", PINS)
 @pytest.mark.parametrize("check", CHECK_NAMES)
 async def test_live_conformance(
-    check: str, live_agent: Callable[..., LiveAgent], fake_model: Any, tmp_path: Path
+    check: str, cli: str, live_agent: Callable[..., LiveAgent], fake_model: Any, tmp_path: Path
 ) -> None:
-    subject = LivePi(live_agent("pi"))
+    subject = LivePi(live_agent(cli))
     report = await run_adapter_conformance(subject, tmp_path / "checks", only=[check])
     [result] = report.results
     if result.status == "skipped":

@@ -1,7 +1,12 @@
-"""Live tier: the pinned real ``pi`` (0.73.1) against the testkit's fake model.
+"""Live tier: the pinned real ``pi`` against the testkit's fake model, on both pins.
+
+``pi`` (0.73.1, Node 20) runs every scenario but the steering ones (it has no ``clear_queue``);
+``pi-node22`` (1.6.0 on its own Node 22) runs every scenario but ``queue`` (a pi that steers takes
+a mid-turn prompt into the turn; the steering scenarios cover the engine's queue there).
 
 Run with ``pytest --live``. With ``ANYAGENT_PI_RECORD=1`` each scenario also rewrites its
-recording under ``tests/recordings/`` (the recorded tier replays those files).
+recording under ``tests/recordings/`` (0.73.1) or ``tests/recordings/<version>/`` (newer pins),
+which the recorded tier replays.
 """
 
 from __future__ import annotations
@@ -10,7 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from pi_harness import RECORDINGS, SANITIZED_ROOT, Harness, recording_wanted, runtime_with_env, sanitize
+from pi_harness import (
+    PINS,
+    SANITIZED_ROOT,
+    Harness,
+    recording_wanted,
+    recordings_of,
+    runtime_with_env,
+    sanitize,
+)
 from pi_scenarios import SCENARIOS
 
 from anyagent import AgentInstallation, Authenticated, AuthRequired, SessionOptions, Unauthenticated
@@ -26,22 +39,41 @@ def installation(agent: LiveAgent, *extra: str) -> AgentInstallation:
     return AgentInstallation(id="pi", name="pi", executable_path=agent.executable, args=(*agent.args, *extra))
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
-async def test_scenario(name: str, live_agent: Callable[..., LiveAgent], fake_model: object, tmp_path: Path) -> None:
-    agent = live_agent("pi")
+CASES = [(cli, name) for cli in PINS for name in sorted(SCENARIOS) if cli in SCENARIOS[name].pins]
+
+
+@pytest.mark.parametrize(("cli", "name"), CASES, ids=[f"{cli}-{name}" for cli, name in CASES])
+async def test_scenario(
+    cli: str,
+    name: str,
+    live_agent: Callable[..., LiveAgent],
+    fake_model: object,
+    tmp_path: Path,
+) -> None:
+    agent = live_agent(cli)
     spec = SCENARIOS[name]
     extra = ("-e", str(FIXTURES / "ask-colour.ts")) if spec.extension else ()
     record = tmp_path / f"{name}.jsonl" if recording_wanted() else None
     async with runtime_with_env(agent.env) as runtime:
-        harness = Harness(runtime, installation(agent, *extra), agent.workspace, fake_model, record, agent.home)
+        harness = Harness(
+            runtime, installation(agent, *extra), agent.workspace, fake_model, record, agent.home, cli=cli
+        )
         await spec.run(harness)
     if record is not None:
-        sanitize(record, RECORDINGS / f"{name}.jsonl", {str(agent.root): SANITIZED_ROOT, str(agent.executable): "pi"})
+        prefix = agent.executable.parent.parent.parent  # <cache>/<pin>@<version>: pi 1.6.0 names its docs
+        replacements = {
+            str(agent.root): SANITIZED_ROOT,
+            str(agent.executable): "pi",
+            str(prefix): "/opt/pi",
+            str(FIXTURES): "fixtures",
+        }
+        sanitize(record, recordings_of(cli) / f"{name}.jsonl", replacements)
 
 
-async def test_no_provider_key_is_auth_required_with_the_logins(live_agent: Callable[..., LiveAgent]) -> None:
+@pytest.mark.parametrize("cli", PINS)
+async def test_no_provider_key_is_auth_required_with_the_logins(cli: str, live_agent: Callable[..., LiveAgent]) -> None:
     """No models.json, no provider key: pi has no model it can use."""
-    agent = live_agent("pi")
+    agent = live_agent(cli)
     empty = agent.root / "empty-agent-dir"
     empty.mkdir()
     env = {**agent.env, "PI_CODING_AGENT_DIR": str(empty)}

@@ -16,6 +16,7 @@ from anyagent import (
     QuestionRequest,
     ToolStatus,
     ToolUpdated,
+    UserMessage,
     seam,
 )
 from anyagent_pi.adapter import installed_version
@@ -107,3 +108,20 @@ def test_the_version_is_read_beside_an_npm_install_without_running_pi(tmp_path: 
     (bin_dir / "pi").symlink_to(package / "dist" / "cli.js")
     assert installed_version(bin_dir / "pi") == "1.6.0"
     assert installed_version(tmp_path / "nowhere" / "pi") is None
+
+
+def test_a_delivered_steer_is_not_a_user_message_but_other_user_content_is() -> None:
+    translator = Translator()
+    translator.begin_turn("t1")
+    translator.steers.append("STEERED TEXT")
+
+    def user(text: str) -> list[object]:
+        frame = {"type": "message_start", "message": {"role": "user", "content": [{"type": "text", "text": text}]}}
+        return [e.kind for e in translator.feed(frame).events if isinstance(e, seam.Content)]
+
+    translator.feed({"type": "agent_start"})
+    assert user("the prompt") == []  # the run's own prompt
+    assert user("STEERED TEXT") == []  # our steer's echo
+    assert translator.steers == []
+    [other] = user("STEERED TEXT")  # the same text again: not ours any more
+    assert isinstance(other, UserMessage) and other.text == "STEERED TEXT"

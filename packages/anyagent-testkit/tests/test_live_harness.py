@@ -29,6 +29,7 @@ EXPECTED_PINS = {
     "codex": ("@openai/codex", "0.171.0"),
     "opencode": ("opencode-ai", "1.18.33"),
     "pi": ("@mariozechner/pi-coding-agent", "0.73.1"),
+    "pi-node22": ("@earendil-works/pi-coding-agent", "1.6.0"),
     "qwen": ("@qwen-code/qwen-code", "0.15.10"),
     "gemini": ("@google/gemini-cli", "0.61.0"),
     "claude-agent-acp": ("@agentclientprotocol/claude-agent-acp", "0.49.0"),
@@ -174,14 +175,20 @@ def test_the_codex_recipe_writes_a_fake_provider(tmp_path: Path) -> None:
     assert agent.args == ("app-server", *CODEX_OFFLINE_ARGS)  # the profile's args, then the offline flags
 
 
-def test_the_pi_recipe_writes_models_and_an_unloaded_gate_extension(tmp_path: Path) -> None:
-    agent = prepare("pi", "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"), profiles=PROFILES)
-    models = json.loads((Path(agent.env["PI_CODING_AGENT_DIR"]) / "models.json").read_text())
+@pytest.mark.parametrize("cli_id", ["pi", "pi-node22"])
+def test_the_pi_recipe_writes_models_and_an_unloaded_gate_extension(cli_id: str, tmp_path: Path) -> None:
+    agent = prepare(cli_id, "http://127.0.0.1:9", tmp_path, executable=Path("/bin/true"), profiles=PROFILES)
+    agent_dir = Path(agent.env["PI_CODING_AGENT_DIR"])
+    models = json.loads((agent_dir / "models.json").read_text())
     assert models["providers"]["fake"]["baseUrl"] == "http://127.0.0.1:9"
     assert all(model["reasoning"] for model in models["providers"]["fake"]["models"])
+    settings = json.loads((agent_dir / "settings.json").read_text())
+    assert settings["compaction"]["keepRecentTokens"] == 1  # a short session has something to compact
     assert "-e" not in agent.args  # tools run unasked unless a test loads the gate itself
     assert "ctx.ui.confirm" in (agent.home / ".pi" / "permission-gate.ts").read_text()
     assert agent.args[:2] == ("--mode", "rpc")
+    node_first = agent.env["PATH"].split(os.pathsep)[0] == "/bin"  # the pinned Node 22 beside pi
+    assert node_first is (PINNED[cli_id].node is not None)
 
 
 def test_protocol_args_come_from_the_profile_or_the_pin_table(tmp_path: Path) -> None:

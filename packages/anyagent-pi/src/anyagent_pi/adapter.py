@@ -14,10 +14,12 @@ Flow::
 Queue and steer: prompts anyagent queues stay in the engine and go out as plain ``prompt``s after
 the turn ends (never pi's ``followUp``), so their order is the engine's. A steer goes out as pi's
 ``steer`` and is delivered by pi before its next model call in the same run. On cancel the adapter
-empties pi's steering queue first: pi 0.73.1 was seen keeping a steer queued across ``abort`` and
-delivering it with the *next* prompt (it never starts a run by itself), so a steer belongs to the
-turn it was folded into and is dropped with it. pi versions without ``clear_queue`` (0.73.1) get
-no ``Steer`` capability: the engine then queues mid-turn prompts itself.
+empties pi's steering queue first: pi 0.73.1 and 1.6.0 were seen keeping a steer queued across
+``abort`` and delivering it with the *next* prompt (neither starts a run by itself), so a steer
+belongs to the turn it was folded into and is dropped with it. The echo of a delivered steer is
+not a ``UserMessage`` (the translator drops the texts the driver steered). pi versions without
+``clear_queue`` (0.73.1) get no ``Steer`` capability: the engine then queues mid-turn prompts
+itself.
 """
 
 from __future__ import annotations
@@ -541,10 +543,17 @@ class PiDriver(seam.Driver):
         for problem in problems:
             await self.loop.diagnostic(problem, DiagnosticCode.ATTACHMENT)
 
+        text = str(fields.get("message", ""))
+        self._translator.steers.append(text)  # before the write: pi may echo it before it answers
+
         async def answered(reply: Reply) -> None:
-            await self.loop.send(seam.SteerResult(reply.get("success") is True))
+            accepted = reply.get("success") is True
+            if not accepted and text in self._translator.steers:
+                self._translator.steers.remove(text)
+            await self.loop.send(seam.SteerResult(accepted))
 
         if await self._send("steer", on_reply=answered, **fields) is None:
+            self._translator.steers.remove(text)
             await self.loop.send(seam.SteerResult(False))
 
     async def _cancel(self) -> None:
@@ -553,6 +562,7 @@ class PiDriver(seam.Driver):
             await self._dialogs.decline(request_id)  # pi waits for its dialogs before it stops
         if self._steer:
             await self._send("clear_queue")  # a steer dies with the turn it was folded into
+            self._translator.steers.clear()
         await self._send("abort")
 
     async def _compact(self) -> None:

@@ -1,7 +1,8 @@
 """pi's catalog entry: where to find ``pi``, how to launch it, how to log in.
 
-Facts verified against pi 0.73.1 (``@mariozechner/pi-coding-agent``, the live tier's pin) and the
-reference recordings of pi 0.84.4. The package moved: ``@mariozechner/pi-coding-agent`` stops at
+Facts verified live against pi 0.73.1 (``@mariozechner/pi-coding-agent``) and 1.6.0
+(``@earendil-works/pi-coding-agent``, on Node 22), the live tier's two pins, and the reference
+recordings of pi 0.84.4. The package moved: ``@mariozechner/pi-coding-agent`` stops at
 0.73.1 on the npm registry, the current name is ``@earendil-works/pi-coding-agent`` (1.6.0 on
 2026-12-01), so the install hint names the new package.
 """

@@ -14,8 +14,9 @@ What maps to what:
 * ``message_start``/``message_end`` of the assistant → a message id and ``MessageEnded``, plus
   ``ContextUsage`` (the message's ``usage.totalTokens`` against the model's context window, the
   session's summed ``usage.cost.total``); ``message_update`` ``text_delta`` / ``thinking_delta``
-  → ``TextDelta`` / ``ReasoningDelta``. A user message after the run's first (a steer pi
-  delivered) → ``UserMessage``.
+  → ``TextDelta`` / ``ReasoningDelta``. A user message after the run's first is either a steer
+  anyagent sent (its echo: dropped, it is the user's own prompt) or content pi or an extension
+  added → ``UserMessage``.
 * ``tool_execution_start|update|end`` → ``ToolUpdated`` (running with its growing output, then
   completed or failed — cancelled when it failed while anyagent cancels; a ``write`` carries its
   ``FileDiff``).
@@ -117,6 +118,8 @@ class Translator:
         """The ``StartTurn`` whose prompt pi has not finished (None: a run is pi's own)."""
         self.running = False
         self.cancelling = False
+        self.steers: list[str] = []
+        """Texts of steers written to pi and not yet seen delivered (their echo is dropped)."""
         self.window: int | None = None
         self._cost = 0.0
         self._ids = itertools.count(1)
@@ -190,8 +193,11 @@ class Translator:
             self._message = f"pi-m{next(self._ids)}"
         elif role == "user":
             self._users += 1
-            if self._users > 1:  # a steer pi delivered into this run
+            if self._users > 1:  # delivered into this run: our steer, or pi's / an extension's
                 text = _text_of(message.get("content")) or j.text(message.get("content"), "")
+                if text in self.steers:
+                    self.steers.remove(text)
+                    return
                 out.events.append(seam.Content(UserMessage(f"pi-u{next(self._ids)}", text)))
 
     def delta(self, frame: Mapping[str, Any]) -> seam.Content | None:

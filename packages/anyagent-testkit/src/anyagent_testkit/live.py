@@ -98,8 +98,10 @@ PINNED: Mapping[str, PinnedCli] = MappingProxyType(
             PinnedCli("claude", "@anthropic-ai/claude-code", "2.1.332", "claude", profile="claude"),
             PinnedCli("codex", "@openai/codex", "0.171.0", "codex", profile="codex"),
             PinnedCli("opencode", "opencode-ai", "1.18.33", "opencode", profile="opencode"),
-            # the last release under this name; its successor @earendil-works/pi-coding-agent needs Node >= 22
+            # the last release under this name (Node 20, no clear_queue, so no steer) ...
             PinnedCli("pi", "@mariozechner/pi-coding-agent", "0.73.1", "pi", profile="pi"),
+            # ... and its successor (needs Node >= 22.19: npm's Node 22 beside it)
+            PinnedCli("pi-node22", "@earendil-works/pi-coding-agent", "1.6.0", "pi", profile="pi", node="node@22.23.3"),
             PinnedCli("qwen", "@qwen-code/qwen-code", "0.15.10", "qwen", profile="qwen"),
             PinnedCli("qwen-node22", "@qwen-code/qwen-code", "0.24.4", "qwen", profile="qwen", node="node@22.23.3"),
             PinnedCli("gemini", "@google/gemini-cli", "0.61.0", "gemini", profile="gemini"),
@@ -142,7 +144,7 @@ PINNED: Mapping[str, PinnedCli] = MappingProxyType(
     }
 )
 """Every live CLI, by id. Node 20 note: the npm CLIs without ``node`` are the newest versions that
-run on Node 20; ``qwen-node22`` brings its own Node 22 from npm."""
+run on Node 20; ``qwen-node22`` and ``pi-node22`` bring their own Node 22 from npm."""
 
 
 class LiveInstallError(RuntimeError):
@@ -567,6 +569,8 @@ def _pi(layout: _Layout, url: str) -> _Configured:
         }
     }
     _write_json(agent_dir / "models.json", models)
+    # pi >= 0.8x compacts only what lies beyond the newest 20000 tokens: a short test session has none
+    _write_json(agent_dir / "settings.json", {"compaction": {"keepRecentTokens": 1}})
     gate = layout.home / ".pi" / "permission-gate.ts"
     gate.write_text(PI_PERMISSION_EXTENSION, encoding="utf-8")
     sessions = layout.root / "sessions"
@@ -627,6 +631,7 @@ _CONFIGURERS: Mapping[str, Callable[[_Layout, str], _Configured]] = {
     "codex": _codex,
     "opencode": _opencode,
     "pi": _pi,
+    "pi-node22": _pi,
     "qwen": _qwen,
     "qwen-node22": _qwen,
     "gemini": _gemini,
