@@ -27,7 +27,7 @@ PROFILE = AgentProfile(
     executables=("opencode",),
     args=SERVE_ARGS,
     login=(TerminalLogin(("opencode", "auth", "login"), "Log in to a model provider (or set its API-key variable)"),),
-    install_hint="npm install -g opencode-ai  (or: brew install sst/tap/opencode)",
+    install_hint="npm install -g opencode-ai (or: brew install sst/tap/opencode)",
     # opencode has no single config-home variable: it follows the XDG base dirs (config, data,
     # cache, state), so ``SessionOptions.config_home`` is refused with InvalidConfiguration.
     config_home_env=None,
