@@ -31,9 +31,10 @@ from anyagent.process import spawn as real_spawn
 from anyagent.wire import JsonLines
 
 if sys.platform != "win32":
+    from anyagent._process_posix import _GUARD as GUARD
     from anyagent._process_posix import _REACTOR as REACTOR
 else:  # pragma: no cover - Windows drains with a thread per pipe
-    REACTOR = None
+    REACTOR = GUARD = None
 
 pytestmark = pytest.mark.anyio
 
@@ -59,10 +60,11 @@ def fd_count() -> int:
 
 
 def children() -> list[int]:
-    """Our child processes, alive or zombie."""
+    """Our child processes, alive or zombie (but the host's one guard, which lives as long as we do)."""
     found = []
+    guard = GUARD.pid if GUARD is not None else None
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
+        if entry.isdigit() and int(entry) != guard:
             try:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
@@ -97,6 +99,8 @@ async def until(condition: object, timeout: float = 5.0) -> None:
 async def leak_check(bound: float = BOUND) -> AsyncIterator[None]:
     if REACTOR is not None:
         REACTOR.start()  # the host's one reactor thread and its two fds exist before counting
+        if GUARD is not None and GUARD.usable():
+            GUARD.start()  # and the host's guard, with its socket
         await until(lambda: REACTOR.watched() == 0, 5.0)
     fds = fd_count()
     token = os.urandom(8).hex()

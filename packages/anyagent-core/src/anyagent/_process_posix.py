@@ -14,6 +14,7 @@ import fcntl
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -23,10 +24,13 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from ._errors import SpawnFailed
 from ._process_base import (
+    _LIVE,
+    _LIVE_LOCK,
     _POLL_FIRST,
     _POLL_MAX,
     _close_fds,
@@ -656,33 +660,238 @@ def _use_shim() -> bool:
     return sys.platform.startswith("linux") and bool(sys.executable) and not getattr(sys, "frozen", False)
 
 
+# The host's guard: one process per host (not per agent) that kills every agent's group when the host dies.
+#
+# Started lazily at the first spawn (``python -I -S``, no ctypes, nothing waits for it to start: what
+# the host sends is buffered in the socket), in a session of its own with an empty environment,
+# ignoring the terminal's signals. It inherits a pidfd of the host and one end of a SOCK_SEQPACKET
+# socket; for every agent the host sends its leader's pidfd (SCM_RIGHTS, so it names that exact
+# process, never a reused id). It forgets a leader the moment that pidfd says it exited (the host
+# kills the stragglers of a group itself, while the leader is a zombie). When the host's pidfd
+# becomes readable or the socket reaches EOF (the host is gone, however it died), it SIGKILLs the
+# group of every leader still running, then exits. While a leader runs its id is pinned as the
+# group's id (a session leader cannot leave its group), so the group kill reaches only that agent's
+# group. Compared with the per-agent exec shim (below, still used where pidfds or ``send_fds`` are
+# missing) the agent is exec'd straight by ``Popen`` (vfork, exact exec errors, no second Python
+# start per agent), and since no parent-death signal is set, any thread may fork it: the launch
+# runs in a worker thread, off the event loop.
+# The one gap: an agent is registered just after ``Popen`` returns (the exec already happened), so
+# a host killed within that instant leaves that one agent unguarded (it still reads EOF on stdin).
+_GUARD_SRC = textwrap.dedent(
+    """\
+    import os, select, signal, socket, sys
+    for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"):
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+    host, sock = int(sys.argv[1]), socket.socket(fileno=int(sys.argv[2]))
+    leaders = {}
+    poll = select.poll()
+    poll.register(host, select.POLLIN)
+    poll.register(sock.fileno(), select.POLLIN)
+    alive = True
+    while alive:
+        try:
+            ready = poll.poll()
+        except InterruptedError:
+            continue
+        for fd, _ in ready:
+            if fd == host:
+                alive = False
+            elif fd == sock.fileno():
+                try:
+                    data, fds, _, _ = socket.recv_fds(sock, 64, 4)
+                except OSError:
+                    data, fds = b"", []
+                if not data:
+                    alive = False
+                for pidfd in fds:
+                    leaders[pidfd] = int(data[1:])
+                    poll.register(pidfd, select.POLLIN)
+            elif fd in leaders:
+                del leaders[fd]
+                poll.unregister(fd)
+                os.close(fd)
+    for pidfd, pid in leaders.items():
+        if not select.select([pidfd], [], [], 0)[0]:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    """
+)
+
+
+class _Guard:
+    """The host side of the guard: starts it on first use (again if it died or after a fork)
+    and hands it every agent's pidfd."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self._popen: subprocess.Popen[bytes] | None = None
+
+    @staticmethod
+    def usable() -> bool:
+        """Linux with pidfds and ``send_fds``, from a real interpreter."""
+        return _use_shim() and hasattr(os, "pidfd_open") and hasattr(socket, "send_fds")
+
+    @property
+    def pid(self) -> int | None:
+        """The guard's process id while it runs (it is our child), else None."""
+        popen = self._popen
+        return popen.pid if popen is not None and popen.poll() is None else None
+
+    def start(self) -> None:
+        """Start the guard now (the first spawn starts it anyway)."""
+        with self._lock:
+            self._ensure_locked()
+
+    def _ensure_locked(self) -> socket.socket:
+        if self._sock is not None and self._popen is not None and self._popen.poll() is None:
+            return self._sock
+        self._close_locked()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        host = os.pidfd_open(os.getpid())
+        try:
+            self._popen = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _GUARD_SRC, str(host), str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={},  # nothing of the host's environment (nor a test's marker) lingers in it
+                start_new_session=True,
+                pass_fds=(host, theirs.fileno()),
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            os.close(host)
+            theirs.close()
+        ours.settimeout(_GUARD_SEND_WAIT)
+        self._sock = ours
+        return ours
+
+    def _close_locked(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._popen is not None:
+            self._popen.poll()  # reap a guard that died
+            self._popen = None
+
+    def watch(self, pid: int, pidfd: int) -> bool:
+        """Hand the guard a pidfd of leader ``pid``; False if no guard could take it."""
+        message = b"+%d" % pid
+        with self._lock:
+            for _ in range(2):  # a guard that died is replaced, and told of every live agent again
+                try:
+                    sock = self._ensure_locked()
+                    fresh = self._popen is not None and not getattr(self._popen, "_anyagent_told", False)
+                    if fresh:
+                        self._tell_all_locked(sock)
+                    socket.send_fds(sock, [message], [pidfd])
+                    return True
+                except OSError:
+                    self._close_locked()
+            return False
+
+    def _tell_all_locked(self, sock: socket.socket) -> None:
+        assert self._popen is not None
+        setattr(self._popen, "_anyagent_told", True)  # noqa: B010
+        with _LIVE_LOCK:
+            live = [child for child in _LIVE if isinstance(child, _PosixChild)]
+        for child in live:
+            exit_fd = child._exit_fd
+            if exit_fd is not None and not child._reaped:
+                socket.send_fds(sock, [b"+%d" % child.pid], [exit_fd])
+
+    def forget_after_fork(self) -> None:
+        """A forked host has its own agents: the next spawn starts its own guard."""
+        self._lock = threading.Lock()
+        if self._sock is not None:
+            self._sock.close()  # our copy only: the parent keeps its guard
+        self._sock = None
+        self._popen = None
+
+
+_GUARD_SEND_WAIT = 5.0  # seconds a registration may wait for room in the guard's socket
+_GUARD = _Guard()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_GUARD.forget_after_fork)
+
+
 async def start_child(
     exe: str, argv: list[str], cwd: str, env: dict[str, str], *, stdin: bool, drain_stdout: bool
 ) -> _PosixChild:
     """Fork/exec the agent in a new session with our own pipes; SpawnFailed on any exec error.
-    (``drain_stdout`` needs nothing at launch here: ``start_drain`` takes the stdout pipe.)"""
-    shim = _use_shim()
+    (``drain_stdout`` needs nothing at launch here: ``start_drain`` takes the stdout pipe.)
+    Where the host's guard works (or no parent-death signal is needed: not Linux) the launch runs
+    in a worker thread; else the exec shim is forked from the event-loop thread."""
+    if _GUARD.usable() or not _use_shim():
+        child = await anyio.to_thread.run_sync(_launch, exe, argv, cwd, env, stdin)
+        try:
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        except BaseException:
+            await _discard(child)
+            raise
+        return child
+    return await _start_shimmed(exe, argv, cwd, env, stdin=stdin)
+
+
+def _launch(exe: str, argv: list[str], cwd: str, env: dict[str, str], stdin: bool) -> _PosixChild:
+    """In a worker thread: ``Popen`` the agent itself, then hand its pidfd to the guard."""
     in_r, in_w = os.pipe() if stdin else (-1, -1)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    status_r, status_w = os.pipe() if shim else (-1, -1)
     _grow_pipe(out_r)
-    lc = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
-    command = (
-        [sys.executable, "-I", "-S", "-c", _SHIM, str(os.getpid()), str(status_w), lc, exe, *argv] if shim else argv
-    )
     try:
-        # forked from the event-loop thread on purpose (see _SHIM); vfork keeps this ~1 ms
-        popen = subprocess.Popen(  # noqa: ASYNC220
-            command,
-            executable=None if shim else exe,
+        popen = subprocess.Popen(
+            argv,
+            executable=exe,
             stdin=in_r if stdin else subprocess.DEVNULL,
             stdout=out_w,
             stderr=err_w,
             cwd=cwd,
             env=env,
             start_new_session=True,
-            pass_fds=(status_w,) if shim else (),
+        )
+    except OSError as exc:
+        _close_fds(in_w, out_r, err_r)
+        if exc.filename == cwd or exc.errno is None:
+            raise SpawnFailed(_spawn_message(exe, cwd, exc)) from exc
+        raise SpawnFailed(f"cannot execute {exe}: {exc.strerror or exc} (errno {exc.errno})") from exc
+    except BaseException as exc:  # ValueError (an embedded NUL the checks missed), MemoryError, …
+        _close_fds(in_w, out_r, err_r)
+        if isinstance(exc, ValueError):
+            raise SpawnFailed(f"cannot start {exe}: {exc}") from exc
+        raise
+    finally:
+        _close_fds(in_r, out_w, err_w)
+    child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
+    if child._exit_fd is not None and _GUARD.usable():
+        _GUARD.watch(child.pid, child._exit_fd)
+    return child
+
+
+async def _start_shimmed(exe: str, argv: list[str], cwd: str, env: dict[str, str], *, stdin: bool) -> _PosixChild:
+    """Linux without pidfds: the agent through the exec shim (parent-death signal), forked from
+    the event-loop thread on purpose (see ``_SHIM``); vfork keeps the fork ~1 ms."""
+    in_r, in_w = os.pipe() if stdin else (-1, -1)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    status_r, status_w = os.pipe()
+    _grow_pipe(out_r)
+    lc = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
+    try:
+        popen = subprocess.Popen(  # noqa: ASYNC220
+            [sys.executable, "-I", "-S", "-c", _SHIM, str(os.getpid()), str(status_w), lc, exe, *argv],
+            stdin=in_r if stdin else subprocess.DEVNULL,
+            stdout=out_w,
+            stderr=err_w,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            pass_fds=(status_w,),
         )
     except OSError as exc:
         _close_fds(in_w, out_r, err_r, status_r)
@@ -695,8 +904,7 @@ async def start_child(
     finally:
         _close_fds(in_r, out_w, err_w, status_w)
     child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
-    if shim:
-        await _await_exec(child, status_r, exe)
+    await _await_exec(child, status_r, exe)
     return child
 
 
