@@ -45,6 +45,8 @@ from ._process_base import (
 
 assert sys.platform != "win32"  # POSIX only; this also makes mypy --platform win32 skip the rest
 
+_LINUX = sys.platform.startswith("linux")  # a constant, not a platform check mypy would narrow on
+
 __all__ = ["start_child"]
 
 _EXEC_WAIT = 30.0  # seconds the exec shim may take to exec the agent
@@ -144,6 +146,7 @@ class _Reactor:
         self._wake_w = -1
         self._calls: list[Callable[[], None]] = []
         self.polled: set[_DrainJob] = set()
+        self._uncounted: set[int] = set()
 
     def call(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` in the reactor thread, soon."""
@@ -176,16 +179,20 @@ class _Reactor:
         """How many pipes and pidfds the reactor watches now (0 once every agent is reaped and
         drained)."""
         selector = self._selector
-        return 0 if selector is None else max(0, len(selector.get_map()) - 1)
+        return 0 if selector is None else max(0, len(selector.get_map()) - 1 - len(self._uncounted))
 
-    def register(self, fd: int, callback: Callable[[int], None]) -> None:
-        """In the reactor thread: call ``callback(fd)`` whenever ``fd`` is readable."""
+    def register(self, fd: int, callback: Callable[[int], None], *, counted: bool = True) -> None:
+        """In the reactor thread: call ``callback(fd)`` whenever ``fd`` is readable. ``counted=False``:
+        the host's own (the guard's socket), not an agent's: ``watched`` leaves it out."""
         assert self._selector is not None
         self._selector.register(fd, selectors.EVENT_READ, callback)
+        if not counted:
+            self._uncounted.add(fd)
 
     def unregister(self, fd: int) -> None:
         """In the reactor thread: stop watching ``fd`` (the caller closes it)."""
         assert self._selector is not None
+        self._uncounted.discard(fd)
         try:
             self._selector.unregister(fd)
         except (KeyError, ValueError):
@@ -218,6 +225,7 @@ class _Reactor:
         self._wake_w = -1
         self._calls = []
         self.polled = set()
+        self._uncounted = set()
 
 
 _NO_PIDFD_POLL = 0.2
@@ -392,7 +400,7 @@ class _PosixChild:
     def escapees(self) -> list[tuple[int, str]]:
         """Linux: the live leader's descendants that left its group (``setsid``), as (pid, start
         time), so ``kill_escapees`` can reach them after the group is gone. Empty elsewhere."""
-        if self._reaped or not sys.platform.startswith("linux"):
+        if self._reaped or not _LINUX:
             return []
         walked = self._walk_children()
         if walked is not None:
@@ -721,8 +729,8 @@ _GUARD_SRC = textwrap.dedent(
 
 
 class _Guard:
-    """The host side of the guard: starts it on first use (again if it died or after a fork)
-    and hands it every agent's pidfd."""
+    """The host side of the guard: starts it on first use (again after a fork, or at once from
+    the reactor if it dies) and hands it every agent's pidfd."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -745,12 +753,29 @@ class _Guard:
         with self._lock:
             self._ensure_locked()
 
+    def watch(self, pid: int, pidfd: int) -> bool:
+        """Hand the guard a pidfd of leader ``pid``; False if no guard could take it."""
+        with self._lock:
+            for _ in range(2):  # a guard that died is replaced, and told of every live agent again
+                try:
+                    sock = self._ensure_locked()
+                    socket.send_fds(sock, [b"+%d" % pid], [pidfd])
+                    return True
+                except OSError:
+                    self._close_locked()
+            return False
+
     def _ensure_locked(self) -> socket.socket:
         if self._sock is not None and self._popen is not None and self._popen.poll() is None:
             return self._sock
         self._close_locked()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        host = os.pidfd_open(os.getpid())
+        try:
+            host: int = getattr(os, "pidfd_open")(os.getpid())  # noqa: B009 - Linux only (usable())
+        except BaseException:
+            ours.close()
+            theirs.close()
+            raise
         try:
             self._popen = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _GUARD_SRC, str(host), str(theirs.fileno())],
@@ -769,41 +794,44 @@ class _Guard:
             theirs.close()
         ours.settimeout(_GUARD_SEND_WAIT)
         self._sock = ours
+        self._tell_all_locked(ours)
+        fd = ours.fileno()
+        _REACTOR.call(lambda: _REACTOR.register(fd, lambda _: self._revive(ours), counted=False))
         return ours
+
+    def _tell_all_locked(self, sock: socket.socket) -> None:
+        """A new guard learns of every agent still running (after the old one died)."""
+        with _LIVE_LOCK:
+            live = [child for child in _LIVE if isinstance(child, _PosixChild)]
+        for child in live:
+            exit_fd = child._exit_fd
+            if exit_fd is None or child._reaped:
+                continue
+            try:
+                socket.send_fds(sock, [b"+%d" % child.pid], [exit_fd])
+            except OSError:
+                continue  # closed meanwhile: that agent is being reaped
+
+    def _revive(self, sock: socket.socket) -> None:
+        """In the reactor thread: the guard's socket reached EOF (the guard died): start another."""
+        _REACTOR.unregister(sock.fileno())
+        with self._lock:
+            if self._sock is sock:
+                self._close_locked()
+                try:
+                    self._ensure_locked()
+                except OSError:
+                    self._close_locked()  # no process can be started now: the next spawn tries again
 
     def _close_locked(self) -> None:
         if self._sock is not None:
+            fd = self._sock.fileno()
+            _REACTOR.call(lambda: _REACTOR.unregister(fd))
             self._sock.close()
             self._sock = None
         if self._popen is not None:
             self._popen.poll()  # reap a guard that died
             self._popen = None
-
-    def watch(self, pid: int, pidfd: int) -> bool:
-        """Hand the guard a pidfd of leader ``pid``; False if no guard could take it."""
-        message = b"+%d" % pid
-        with self._lock:
-            for _ in range(2):  # a guard that died is replaced, and told of every live agent again
-                try:
-                    sock = self._ensure_locked()
-                    fresh = self._popen is not None and not getattr(self._popen, "_anyagent_told", False)
-                    if fresh:
-                        self._tell_all_locked(sock)
-                    socket.send_fds(sock, [message], [pidfd])
-                    return True
-                except OSError:
-                    self._close_locked()
-            return False
-
-    def _tell_all_locked(self, sock: socket.socket) -> None:
-        assert self._popen is not None
-        setattr(self._popen, "_anyagent_told", True)  # noqa: B010
-        with _LIVE_LOCK:
-            live = [child for child in _LIVE if isinstance(child, _PosixChild)]
-        for child in live:
-            exit_fd = child._exit_fd
-            if exit_fd is not None and not child._reaped:
-                socket.send_fds(sock, [b"+%d" % child.pid], [exit_fd])
 
     def forget_after_fork(self) -> None:
         """A forked host has its own agents: the next spawn starts its own guard."""
