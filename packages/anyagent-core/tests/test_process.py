@@ -176,6 +176,27 @@ async def test_exec_error_comes_back_from_the_shim(tmp_path: Path) -> None:
             await spawn([str(binary)], cwd=tmp_path)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the exec shim is Linux-only")
+async def test_the_exec_shim_fallback_still_launches_and_reports_exec_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the host's guard cannot run (no pidfds), agents start through the per-agent shim."""
+    from anyagent import _process_posix
+
+    monkeypatch.setattr(_process_posix._Guard, "usable", staticmethod(lambda: False))
+    binary = tmp_path / "broken"
+    binary.write_bytes(b"\x00\x01 not a program \x02")
+    binary.chmod(0o755)
+    async with leak_check():
+        with pytest.raises(SpawnFailed, match=r"broken: Exec format error \(errno 8\)"):
+            await spawn([str(binary)], cwd=tmp_path)
+        proc = await spawn(agent("echo"), cwd=tmp_path)
+        lines = JsonLines(proc)
+        assert await first(lines) == {"ready": proc.pid}
+        assert os.getsid(proc.pid) == proc.pid
+        assert await proc.aclose() == "exit status: 0"
+
+
 async def test_bad_working_directory_is_spawn_failed(tmp_path: Path) -> None:
     async with leak_check():
         with pytest.raises(SpawnFailed, match=r"working directory .*missing is not a directory"):

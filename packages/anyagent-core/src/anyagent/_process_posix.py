@@ -1,7 +1,9 @@
 """The POSIX child (``process`` imports this module everywhere but Windows).
 
 The agent is forked with ``subprocess.Popen`` into a new session (so it leads its own process
-group), through a tiny exec shim on Linux that sets its parent-death signal (see ``_SHIM``). We
+group), from a worker thread; on Linux the host's one guard process (see ``_GUARD_SRC``) kills
+its group if the host dies (without pidfds: an exec shim sets its parent-death signal instead,
+see ``_SHIM``). We
 own every pipe end as a non-blocking anyio stream. One reactor thread per host process (not per
 child: ``_Reactor``) feeds every child's stderr into its bounded tail and reaps each leader the
 moment its pidfd says it exited, killing stragglers in its group first; the event loop waits for an
@@ -598,9 +600,9 @@ def _open_pidfd(pid: int) -> int | None:
 # same-group children die with it (PDEATHSIG reaches only the leader). Being in the group, the
 # guard dies with it at every ordinary close (the group is SIGKILLed when the leader is reaped).
 # Without pidfds (Linux < 5.3) there is no guard.
-# Measured cost on the dev VM: about 9 ms per spawn (Python ``-I -S`` start + ctypes import),
-# against hundreds of ms for any agent CLI to start; ``setpriv --pdeathsig`` would cost ~1 ms but
-# is not always installed and cannot report exec errors.
+# Now only the fallback where the host's guard cannot run (Linux without pidfds or ``send_fds``):
+# it costs ~25 ms per spawn (``benchmarks/bench_spawn.py``: a Python start, ctypes, a double
+# fork) and forks from the event-loop thread; the guard path costs ~1 ms over a bare spawn.
 _SHIM = textwrap.dedent(
     """\
     import os, signal, sys
