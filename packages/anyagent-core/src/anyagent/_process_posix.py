@@ -858,7 +858,7 @@ async def start_child(
     Where the host's guard works (or no parent-death signal is needed: not Linux) the launch runs
     in a worker thread; else the exec shim is forked from the event-loop thread."""
     if _GUARD.usable() or not _use_shim():
-        child = await anyio.to_thread.run_sync(_launch, exe, argv, cwd, env, stdin)
+        child = await anyio.to_thread.run_sync(_launch, exe, argv, cwd, env, stdin, limiter=_launchers())
         try:
             await anyio.lowlevel.checkpoint_if_cancelled()
         except BaseException:
@@ -866,6 +866,20 @@ async def start_child(
             raise
         return child
     return await _start_shimmed(exe, argv, cwd, env, stdin=stdin)
+
+
+_LAUNCH_THREADS = 4  # launches at a time (each holds a worker thread ~1 ms): a constant, whatever the load
+_LAUNCHERS: anyio.lowlevel.RunVar[anyio.CapacityLimiter] = anyio.lowlevel.RunVar("anyagent_launchers")
+
+
+def _launchers() -> anyio.CapacityLimiter:
+    """This event loop's limiter of launch threads."""
+    try:
+        return _LAUNCHERS.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(_LAUNCH_THREADS)
+        _LAUNCHERS.set(limiter)
+        return limiter
 
 
 def _launch(exe: str, argv: list[str], cwd: str, env: dict[str, str], stdin: bool) -> _PosixChild:
