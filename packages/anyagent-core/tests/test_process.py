@@ -544,6 +544,23 @@ async def test_agent_and_its_group_die_when_the_host_is_killed(
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the host's guard needs pidfds (Linux-only)")
+async def test_a_guard_the_host_replaced_exits_without_touching_the_agents(tmp_path: Path) -> None:
+    """The host drops its guard (as when a registration fails) and starts another: the old one
+    sees EOF while the host lives, and leaves quietly."""
+    assert GUARD is not None
+    async with leak_check(bound=30):
+        proc = await spawn(agent("echo"), cwd=tmp_path)
+        old = GUARD.pid
+        with GUARD._lock:
+            GUARD._close_locked()
+        GUARD.start()
+        assert old is not None and GUARD.pid not in (None, old)
+        await until(lambda: not pid_alive(old), 10.0)
+        assert pid_alive(proc.pid) and proc.status is None
+        assert await proc.aclose() == "exit status: 0"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the host's guard needs pidfds (Linux-only)")
 async def test_one_guard_per_host_and_nothing_extra_in_the_agent_group(tmp_path: Path) -> None:
     """No guard process per agent: the agent's group holds the agent alone, and every spawn hands
     its leader to the same guard (a child of ours in a session of its own)."""

@@ -678,8 +678,11 @@ def _use_shim() -> bool:
 # socket; for every agent the host sends its leader's pidfd (SCM_RIGHTS, so it names that exact
 # process, never a reused id). It forgets a leader the moment that pidfd says it exited (the host
 # kills the stragglers of a group itself, while the leader is a zombie). When the host's pidfd
-# becomes readable or the socket reaches EOF (the host is gone, however it died), it SIGKILLs the
-# group of every leader still running, then exits. While a leader runs its id is pinned as the
+# becomes readable (the host is gone, however it died) it reads what the host sent last and
+# SIGKILLs the group of every leader still running, then exits. EOF on the socket alone is not
+# enough: a dying host closes its files before its pidfd signals, so the guard waits up to 5 s for
+# the pidfd, and exits quietly if the host still runs (it replaced this guard with a new one,
+# which it told of every live agent). While a leader runs its id is pinned as the
 # group's id (a session leader cannot leave its group), so the group kill reaches only that agent's
 # group. Compared with the per-agent exec shim (below, still used where pidfds or ``send_fds`` are
 # missing) the agent is exec'd straight by ``Popen`` (vfork, exact exec errors, no second Python
@@ -692,36 +695,54 @@ _GUARD_SRC = textwrap.dedent(
     import os, select, signal, socket, sys
     for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"):
         signal.signal(getattr(signal, name), signal.SIG_IGN)
+    try:
+        import resource
+        resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+    except Exception:
+        pass
     host, sock = int(sys.argv[1]), socket.socket(fileno=int(sys.argv[2]))
     leaders = {}
     poll = select.poll()
     poll.register(host, select.POLLIN)
     poll.register(sock.fileno(), select.POLLIN)
-    alive = True
-    while alive:
+
+    def take():
         try:
-            ready = poll.poll()
+            data, fds, _, _ = socket.recv_fds(sock, 64, 4)
+        except OSError:
+            return False
+        for pidfd in fds:
+            leaders[pidfd] = int(data[1:])
+            poll.register(pidfd, select.POLLIN)
+        return bool(data)
+
+    open_ = True
+    while open_:
+        try:
+            ready = dict(poll.poll())
         except InterruptedError:
             continue
-        for fd, _ in ready:
-            if fd == host:
-                alive = False
-            elif fd == sock.fileno():
-                try:
-                    data, fds, _, _ = socket.recv_fds(sock, 64, 4)
-                except OSError:
-                    data, fds = b"", []
-                if not data:
-                    alive = False
-                for pidfd in fds:
-                    leaders[pidfd] = int(data[1:])
-                    poll.register(pidfd, select.POLLIN)
-            elif fd in leaders:
+        if host in ready:
+            break
+        for fd in ready:
+            if fd in leaders:
                 del leaders[fd]
                 poll.unregister(fd)
                 os.close(fd)
+        if sock.fileno() in ready and not take():
+            open_ = False
+    if open_:
+        sock.setblocking(False)
+        while take():
+            pass
+    else:
+        waiting = select.poll()
+        waiting.register(host, select.POLLIN)
+        if not waiting.poll(5000):
+            sys.exit(0)
+    exited = {fd for fd, _ in poll.poll(0)}
     for pidfd, pid in leaders.items():
-        if not select.select([pidfd], [], [], 0)[0]:
+        if pidfd not in exited:
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
@@ -831,9 +852,9 @@ class _Guard:
             _REACTOR.call(lambda: _REACTOR.unregister(fd))
             self._sock.close()
             self._sock = None
-        if self._popen is not None:
-            self._popen.poll()  # reap a guard that died
-            self._popen = None
+        popen, self._popen = self._popen, None
+        if popen is not None and popen.poll() is None:  # a guard we let go: reaped once it exits
+            _REACTOR.call(lambda: _reap_later(popen))
 
     def forget_after_fork(self) -> None:
         """A forked host has its own agents: the next spawn starts its own guard."""
@@ -842,6 +863,21 @@ class _Guard:
             self._sock.close()  # our copy only: the parent keeps its guard
         self._sock = None
         self._popen = None
+
+
+def _reap_later(popen: subprocess.Popen[bytes]) -> None:
+    """In the reactor thread: ``wait`` for a process we let go (an old guard) once it exits."""
+    pidfd = _open_pidfd(popen.pid)
+    if pidfd is None:
+        popen.poll()
+        return
+
+    def exited(fd: int) -> None:
+        _REACTOR.unregister(fd)
+        os.close(fd)
+        popen.wait()
+
+    _REACTOR.register(pidfd, exited, counted=False)
 
 
 _GUARD_SEND_WAIT = 5.0  # seconds a registration may wait for room in the guard's socket
