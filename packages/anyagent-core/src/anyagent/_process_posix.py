@@ -474,7 +474,8 @@ class _PosixChild:
             self._stdout.close()
         _close_fds(self._stdout_fd, self._stderr_fd)
         self._stdout_fd = self._stderr_fd = -1
-        exit_fd, self._exit_fd = self._exit_fd, None
+        with self._lock:  # the guard's ``_tell_all_locked`` dups it under this lock
+            exit_fd, self._exit_fd = self._exit_fd, None
         if exit_fd is not None:
             if self._exit_waiter is not None:
                 anyio.notify_closing(exit_fd)
@@ -827,13 +828,14 @@ class _Guard:
         with _LIVE_LOCK:
             live = [child for child in _LIVE if isinstance(child, _PosixChild)]
         for child in live:
-            exit_fd = child._exit_fd
-            if exit_fd is None or child._reaped:
-                continue
+            with child._lock:  # never a pidfd the event loop is closing (its number could be reused)
+                if child._exit_fd is None or child._reaped:
+                    continue
+                pidfd = os.dup(child._exit_fd)
             try:
-                socket.send_fds(sock, [b"+%d" % child.pid], [exit_fd])
-            except OSError:
-                continue  # closed meanwhile: that agent is being reaped
+                socket.send_fds(sock, [b"+%d" % child.pid], [pidfd])
+            finally:
+                os.close(pidfd)
 
     def _revive(self, sock: socket.socket) -> None:
         """In the reactor thread: the guard's socket reached EOF (the guard died): start another."""
@@ -847,11 +849,9 @@ class _Guard:
                     self._close_locked()  # no process can be started now: the next spawn tries again
 
     def _close_locked(self) -> None:
-        if self._sock is not None:
-            fd = self._sock.fileno()
-            _REACTOR.call(lambda: _REACTOR.unregister(fd))
-            self._sock.close()
-            self._sock = None
+        sock, self._sock = self._sock, None
+        if sock is not None:  # closed by the reactor, after it stopped watching it (never a reused fd)
+            _REACTOR.call(lambda: _close_watched(sock))
         popen, self._popen = self._popen, None
         if popen is not None and popen.poll() is None:  # a guard we let go: reaped once it exits
             _REACTOR.call(lambda: _reap_later(popen))
@@ -863,6 +863,13 @@ class _Guard:
             self._sock.close()  # our copy only: the parent keeps its guard
         self._sock = None
         self._popen = None
+
+
+def _close_watched(sock: socket.socket) -> None:
+    """In the reactor thread: stop watching ``sock``, then close it."""
+    if sock.fileno() >= 0:
+        _REACTOR.unregister(sock.fileno())
+    sock.close()
 
 
 def _reap_later(popen: subprocess.Popen[bytes]) -> None:
