@@ -927,33 +927,7 @@ def _launchers() -> anyio.CapacityLimiter:
 
 def _launch(exe: str, argv: list[str], cwd: str, env: dict[str, str], stdin: bool) -> _PosixChild:
     """In a worker thread: ``Popen`` the agent itself, then hand its pidfd to the guard."""
-    in_r, in_w = os.pipe() if stdin else (-1, -1)
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    _grow_pipe(out_r)
-    try:
-        popen = subprocess.Popen(
-            argv,
-            executable=exe,
-            stdin=in_r if stdin else subprocess.DEVNULL,
-            stdout=out_w,
-            stderr=err_w,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        _close_fds(in_w, out_r, err_r)
-        if exc.filename == cwd or exc.errno is None:
-            raise SpawnFailed(_spawn_message(exe, cwd, exc)) from exc
-        raise SpawnFailed(f"cannot execute {exe}: {exc.strerror or exc} (errno {exc.errno})") from exc
-    except BaseException as exc:  # ValueError (an embedded NUL the checks missed), MemoryError, …
-        _close_fds(in_w, out_r, err_r)
-        if isinstance(exc, ValueError):
-            raise SpawnFailed(f"cannot start {exe}: {exc}") from exc
-        raise
-    finally:
-        _close_fds(in_r, out_w, err_w)
+    popen, in_w, out_r, err_r = _popen_agent(argv, exe, exe, cwd, env, stdin=stdin, exec_errors=True)
     child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
     if child._exit_fd is not None and _GUARD.usable():
         _GUARD.watch(child.pid, child._exit_fd)
@@ -963,36 +937,59 @@ def _launch(exe: str, argv: list[str], cwd: str, env: dict[str, str], stdin: boo
 async def _start_shimmed(exe: str, argv: list[str], cwd: str, env: dict[str, str], *, stdin: bool) -> _PosixChild:
     """Linux without pidfds: the agent through the exec shim (parent-death signal), forked from
     the event-loop thread on purpose (see ``_SHIM``); vfork keeps the fork ~1 ms."""
+    status_r, status_w = os.pipe()
+    lc = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
+    command = [sys.executable, "-I", "-S", "-c", _SHIM, str(os.getpid()), str(status_w), lc, exe, *argv]
+    popen, in_w, out_r, err_r = _popen_agent(command, None, exe, cwd, env, stdin=stdin, passed=status_w, ours=status_r)
+    child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
+    await _await_exec(child, status_r, exe)
+    return child
+
+
+def _popen_agent(
+    command: list[str],
+    executable: str | None,
+    exe: str,
+    cwd: str,
+    env: dict[str, str],
+    *,
+    stdin: bool,
+    passed: int = -1,
+    ours: int = -1,
+    exec_errors: bool = False,
+) -> tuple[subprocess.Popen[bytes], int, int, int]:
+    """``Popen`` in a new session with fresh pipes: (popen, stdin's write end or -1, stdout's and
+    stderr's read ends). ``passed`` goes to the child and is closed here; ``ours`` is closed if the
+    launch fails. ``exec_errors``: the OS error is the agent's own exec's (no shim in between)."""
     in_r, in_w = os.pipe() if stdin else (-1, -1)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    status_r, status_w = os.pipe()
     _grow_pipe(out_r)
-    lc = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
     try:
-        popen = subprocess.Popen(  # noqa: ASYNC220
-            [sys.executable, "-I", "-S", "-c", _SHIM, str(os.getpid()), str(status_w), lc, exe, *argv],
+        popen = subprocess.Popen(
+            command,
+            executable=executable,
             stdin=in_r if stdin else subprocess.DEVNULL,
             stdout=out_w,
             stderr=err_w,
             cwd=cwd,
             env=env,
             start_new_session=True,
-            pass_fds=(status_w,),
+            pass_fds=(passed,) if passed >= 0 else (),
         )
     except OSError as exc:
-        _close_fds(in_w, out_r, err_r, status_r)
+        _close_fds(in_w, out_r, err_r, ours)
+        if exec_errors and exc.filename != cwd and exc.errno is not None:
+            raise SpawnFailed(f"cannot execute {exe}: {exc.strerror or exc} (errno {exc.errno})") from exc
         raise SpawnFailed(_spawn_message(exe, cwd, exc)) from exc
     except BaseException as exc:  # ValueError (an embedded NUL the checks missed), MemoryError, …
-        _close_fds(in_w, out_r, err_r, status_r)
+        _close_fds(in_w, out_r, err_r, ours)
         if isinstance(exc, ValueError):
             raise SpawnFailed(f"cannot start {exe}: {exc}") from exc
         raise
     finally:
-        _close_fds(in_r, out_w, err_w, status_w)
-    child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
-    await _await_exec(child, status_r, exe)
-    return child
+        _close_fds(in_r, out_w, err_w, passed)
+    return popen, in_w, out_r, err_r
 
 
 async def _await_exec(child: _PosixChild, status_r: int, exe: str) -> None:
