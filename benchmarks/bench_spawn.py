@@ -120,13 +120,19 @@ CHILD = textwrap.dedent(
 )
 
 
-def export_core(ref: str, into: Path) -> Path:
-    """``packages/anyagent-core/src`` of git ``ref``, unpacked under ``into``."""
+def export_core(ref: str, into: Path) -> Path | None:
+    """``packages/anyagent-core/src`` of git ``ref``, unpacked under ``into`` (None: no such ref)."""
     archive = into / "core.tar"
     with archive.open("wb") as out:
-        subprocess.run(["git", "-C", str(ROOT), "archive", ref, "packages/anyagent-core/src"], stdout=out, check=True)
+        done = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "packages/anyagent-core/src"], stdout=out)
+    if done.returncode != 0:
+        print(f"bench_spawn: no git ref {ref!r} here; the 'before' contender is skipped")
+        return None
     with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data") if sys.version_info >= (3, 12) else tar.extractall(into)  # noqa: S202
+        if sys.version_info >= (3, 12):
+            tar.extractall(into, filter="data")
+        else:
+            tar.extractall(into)
     return into / "packages/anyagent-core/src"
 
 
@@ -167,8 +173,9 @@ def main() -> None:
         agent.write_text(AGENT)
         agent.chmod(0o755)
         contenders: list[tuple[str, Path | None]] = [("plain", None)]
-        if args.before:
-            contenders.append((f"core@{args.before}", export_core(args.before, Path(tmp))))
+        before = export_core(args.before, Path(tmp)) if args.before else None
+        if before is not None:
+            contenders.append((f"core@{args.before}", before))
         contenders.append(("core", CORE_SRC))
         firsts: dict[str, list[float]] = {name: [] for name, _ in contenders}
         blocks: dict[str, list[float]] = {name: [] for name, _ in contenders}
@@ -201,8 +208,8 @@ def main() -> None:
         )
     plain = statistics.median(firsts["plain"])
     for name, _ in contenders[1:]:
-        extra = statistics.median(firsts[name]) - plain
-        print(f"{name}: {extra * 1000:+.1f} ms over plain per open (median), {statistics.median(firsts[name]) / plain:.1f}×")
+        median = statistics.median(firsts[name])
+        print(f"{name}: {(median - plain) * 1000:+.1f} ms over plain per open (median), {median / plain:.1f}×")
 
 
 if __name__ == "__main__":
