@@ -1,5 +1,5 @@
 """Reading /proc in the process tests: which processes still run (zombies do not count: a killed
-member, such as the exec shim's guard, waits for its new parent, init, to reap it)."""
+member whose parent has gone waits for its new parent, init, to reap it)."""
 
 from __future__ import annotations
 

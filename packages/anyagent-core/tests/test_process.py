@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
-from procsupport import group_alive, pid_alive
+from procsupport import group_alive, live_members, pid_alive
 
 from anyagent import ProcessExited, ProtocolFailed, SpawnFailed
 from anyagent.process import AgentProcess, exit_status_text, run_command
@@ -31,9 +31,10 @@ from anyagent.process import spawn as real_spawn
 from anyagent.wire import JsonLines
 
 if sys.platform != "win32":
+    from anyagent._process_posix import _GUARD as GUARD
     from anyagent._process_posix import _REACTOR as REACTOR
 else:  # pragma: no cover - Windows drains with a thread per pipe
-    REACTOR = None
+    REACTOR = GUARD = None
 
 pytestmark = pytest.mark.anyio
 
@@ -59,10 +60,11 @@ def fd_count() -> int:
 
 
 def children() -> list[int]:
-    """Our child processes, alive or zombie."""
+    """Our child processes, alive or zombie (but the host's one guard, which lives as long as we do)."""
     found = []
+    guard = GUARD.pid if GUARD is not None else None
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
+        if entry.isdigit() and int(entry) != guard:
             try:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
@@ -97,6 +99,8 @@ async def until(condition: object, timeout: float = 5.0) -> None:
 async def leak_check(bound: float = BOUND) -> AsyncIterator[None]:
     if REACTOR is not None:
         REACTOR.start()  # the host's one reactor thread and its two fds exist before counting
+        if GUARD is not None and GUARD.usable():
+            GUARD.start()  # and the host's guard, with its socket
         await until(lambda: REACTOR.watched() == 0, 5.0)
     fds = fd_count()
     token = os.urandom(8).hex()
@@ -163,13 +167,27 @@ async def test_not_executable_is_spawn_failed(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the exec shim is Linux-only")
-async def test_exec_error_comes_back_from_the_shim(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shim", [False, True], ids=["guarded", "shim"])
+async def test_exec_errors_are_precise_and_the_shim_fallback_still_launches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shim: bool
+) -> None:
+    """An exec error names the OS error, whether the agent is exec'd by ``Popen`` (the host's
+    guard runs) or by the per-agent shim (where the guard cannot run: no pidfds)."""
+    from anyagent import _process_posix
+
+    if shim:
+        monkeypatch.setattr(_process_posix._Guard, "usable", staticmethod(lambda: False))
     binary = tmp_path / "broken"
     binary.write_bytes(b"\x00\x01 not a program \x02")
     binary.chmod(0o755)
     async with leak_check():
         with pytest.raises(SpawnFailed, match=r"broken: Exec format error \(errno 8\)"):
             await spawn([str(binary)], cwd=tmp_path)
+        proc = await spawn(agent("echo"), cwd=tmp_path)
+        lines = JsonLines(proc)
+        assert await first(lines) == {"ready": proc.pid}
+        assert os.getsid(proc.pid) == proc.pid
+        assert await proc.aclose() == "exit status: 0"
 
 
 async def test_bad_working_directory_is_spawn_failed(tmp_path: Path) -> None:
@@ -218,7 +236,7 @@ async def test_echo_round_trip_and_cooperative_close(tmp_path: Path) -> None:
         started = time.monotonic()
         assert await proc.aclose() == "exit status: 0"
         assert time.monotonic() - started < 1.5  # stdin EOF was enough
-        await until(lambda: not group_alive(proc.pid), 2.0)  # the shim's guard dies with the group, a moment later
+        await until(lambda: not group_alive(proc.pid), 2.0)  # the whole group is gone, not just the leader
         assert proc.status == "exit status: 0"
 
 
@@ -262,7 +280,7 @@ async def test_stubborn_agent_reaches_sigkill_within_the_bound(tmp_path: Path) -
         started = time.monotonic()
         assert await proc.aclose(grace=0.3) == "signal: 9 (SIGKILL)"
         assert time.monotonic() - started < 2.0
-        await until(lambda: not group_alive(proc.pid), 2.0)  # the shim's guard dies with the group, a moment later
+        await until(lambda: not group_alive(proc.pid), 2.0)  # the whole group is gone, not just the leader
 
 
 async def test_sigterm_step_is_used_when_it_works(tmp_path: Path) -> None:
@@ -316,7 +334,7 @@ async def test_aclose_is_idempotent_concurrent_and_shielded(tmp_path: Path) -> N
         with anyio.CancelScope() as scope:
             scope.cancel()
             await proc2.aclose(grace=0.1)  # the ladder runs to the end under a cancelled scope
-        await until(lambda: not group_alive(proc2.pid), 2.0)  # the shim's guard dies with the group, a moment later
+        await until(lambda: not group_alive(proc2.pid), 2.0)  # the whole group is gone, not just the leader
 
 
 async def test_context_manager_closes(tmp_path: Path) -> None:
@@ -460,15 +478,24 @@ async def test_run_command_spawn_failure_raises(tmp_path: Path) -> None:
 
 HOST = textwrap.dedent(
     """
-    import json, sys, anyio
+    import json, os, sys, anyio
     from anyagent.process import spawn
+    from anyagent._process_posix import _GUARD
 
     async def main():
         proc = await spawn([sys.executable, {agent!r}, "grandchild", "stay"], cwd=".")
         line = await proc.stdout.receive()
-        sys.stdout.write(line.decode())
+        info = json.loads(line)
+        info["guard"] = _GUARD.pid
+        if sys.argv[2] == "killguard":  # the guard dies: another one takes over every live agent
+            os.kill(info["guard"], 9)
+            with anyio.fail_after(5):
+                while _GUARD.pid in (None, info["guard"]):
+                    await anyio.sleep(0.01)
+            info["guard"] = _GUARD.pid
+        sys.stdout.write(json.dumps(info) + "\\n")
         sys.stdout.flush()
-        if sys.argv[2] == "hang":
+        if sys.argv[2] != "exit":
             await anyio.sleep_forever()
 
     anyio.run(main, backend=sys.argv[1])
@@ -484,22 +511,64 @@ def run_host(backend: str, how: str) -> tuple[subprocess.Popen[bytes], dict[str,
     return host, info
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and pidfds are Linux-only")
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
-async def test_agent_and_its_group_die_when_the_host_is_killed(anyio_backend: str, sig: signal.Signals) -> None:
-    """The leader gets the parent-death signal; the shim's guard in the group kills the rest."""
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the host's guard needs pidfds (Linux-only)")
+@pytest.mark.parametrize(
+    ("sig", "how"), [(signal.SIGKILL, "hang"), (signal.SIGTERM, "hang"), (signal.SIGKILL, "killguard")]
+)
+async def test_agent_and_its_group_die_when_the_host_is_killed(
+    anyio_backend: str, sig: signal.Signals, how: str
+) -> None:
+    """The host's guard SIGKILLs the agent's whole group (leader and grandchild) once the host is
+    gone; ``killguard``: the host's first guard was killed, the one that replaced it does it."""
     async with leak_check():
-        host, info = run_host(anyio_backend, "hang")
-        assert pid_alive(info["pid"]) and pid_alive(info["grandchild"])
+        host, info = run_host(anyio_backend, how)
+        assert pid_alive(info["pid"]) and pid_alive(info["grandchild"]) and pid_alive(info["guard"])
+        assert os.getsid(info["guard"]) == info["guard"] != os.getpgid(info["pid"])  # not in the agent's group
         host.send_signal(sig)
         host.wait()
         try:
             await until(lambda: not pid_alive(info["pid"]))
             await until(lambda: not pid_alive(info["grandchild"]), 3.0)
             await until(lambda: not group_alive(info["pid"]), 3.0)
+            await until(lambda: not pid_alive(info["guard"]), 3.0)  # and the guard exits after
         finally:
             if pid_alive(info["grandchild"]):
                 os.kill(info["grandchild"], signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the host's guard needs pidfds (Linux-only)")
+async def test_a_guard_the_host_replaced_exits_without_touching_the_agents(tmp_path: Path) -> None:
+    """The host drops its guard (as when a registration fails) and starts another: the old one
+    sees EOF while the host lives, and leaves quietly."""
+    assert GUARD is not None
+    async with leak_check(bound=30):
+        proc = await spawn(agent("echo"), cwd=tmp_path)
+        old = GUARD.pid
+        with GUARD._lock:
+            GUARD._close_locked()
+        GUARD.start()
+        assert old is not None and GUARD.pid not in (None, old)
+        await until(lambda: not pid_alive(old), 10.0)
+        assert pid_alive(proc.pid) and proc.status is None
+        assert await proc.aclose() == "exit status: 0"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the host's guard needs pidfds (Linux-only)")
+async def test_one_guard_per_host_and_nothing_extra_in_the_agent_group(tmp_path: Path) -> None:
+    """No guard process per agent: the agent's group holds the agent alone, and every spawn hands
+    its leader to the same guard (a child of ours in a session of its own)."""
+    assert GUARD is not None
+    async with leak_check():
+        guard = GUARD.pid
+        procs = [await spawn(agent("echo"), cwd=tmp_path) for _ in range(4)]
+        try:
+            await anyio.sleep(0.1)
+            for proc in procs:
+                assert live_members(proc.pid) == [proc.pid]
+            assert guard is not None and GUARD.pid == guard and os.getsid(guard) == guard
+        finally:
+            for proc in procs:
+                await proc.aclose()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")

@@ -1,7 +1,9 @@
 """The POSIX child (``process`` imports this module everywhere but Windows).
 
 The agent is forked with ``subprocess.Popen`` into a new session (so it leads its own process
-group), through a tiny exec shim on Linux that sets its parent-death signal (see ``_SHIM``). We
+group), from a worker thread; on Linux the host's one guard process (see ``_GUARD_SRC``) kills
+its group if the host dies (without pidfds: an exec shim sets its parent-death signal instead,
+see ``_SHIM``). We
 own every pipe end as a non-blocking anyio stream. One reactor thread per host process (not per
 child: ``_Reactor``) feeds every child's stderr into its bounded tail and reaps each leader the
 moment its pidfd says it exited, killing stragglers in its group first; the event loop waits for an
@@ -14,6 +16,7 @@ import fcntl
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -23,10 +26,13 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from ._errors import SpawnFailed
 from ._process_base import (
+    _LIVE,
+    _LIVE_LOCK,
     _POLL_FIRST,
     _POLL_MAX,
     _close_fds,
@@ -40,6 +46,8 @@ from ._process_base import (
 )
 
 assert sys.platform != "win32"  # POSIX only; this also makes mypy --platform win32 skip the rest
+
+_LINUX = sys.platform.startswith("linux")  # a constant, not a platform check mypy would narrow on
 
 __all__ = ["start_child"]
 
@@ -140,6 +148,7 @@ class _Reactor:
         self._wake_w = -1
         self._calls: list[Callable[[], None]] = []
         self.polled: set[_DrainJob] = set()
+        self._uncounted: set[int] = set()
 
     def call(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` in the reactor thread, soon."""
@@ -172,16 +181,20 @@ class _Reactor:
         """How many pipes and pidfds the reactor watches now (0 once every agent is reaped and
         drained)."""
         selector = self._selector
-        return 0 if selector is None else max(0, len(selector.get_map()) - 1)
+        return 0 if selector is None else max(0, len(selector.get_map()) - 1 - len(self._uncounted))
 
-    def register(self, fd: int, callback: Callable[[int], None]) -> None:
-        """In the reactor thread: call ``callback(fd)`` whenever ``fd`` is readable."""
+    def register(self, fd: int, callback: Callable[[int], None], *, counted: bool = True) -> None:
+        """In the reactor thread: call ``callback(fd)`` whenever ``fd`` is readable. ``counted=False``:
+        the host's own (the guard's socket), not an agent's: ``watched`` leaves it out."""
         assert self._selector is not None
         self._selector.register(fd, selectors.EVENT_READ, callback)
+        if not counted:
+            self._uncounted.add(fd)
 
     def unregister(self, fd: int) -> None:
         """In the reactor thread: stop watching ``fd`` (the caller closes it)."""
         assert self._selector is not None
+        self._uncounted.discard(fd)
         try:
             self._selector.unregister(fd)
         except (KeyError, ValueError):
@@ -214,6 +227,7 @@ class _Reactor:
         self._wake_w = -1
         self._calls = []
         self.polled = set()
+        self._uncounted = set()
 
 
 _NO_PIDFD_POLL = 0.2
@@ -388,7 +402,7 @@ class _PosixChild:
     def escapees(self) -> list[tuple[int, str]]:
         """Linux: the live leader's descendants that left its group (``setsid``), as (pid, start
         time), so ``kill_escapees`` can reach them after the group is gone. Empty elsewhere."""
-        if self._reaped or not sys.platform.startswith("linux"):
+        if self._reaped or not _LINUX:
             return []
         walked = self._walk_children()
         if walked is not None:
@@ -460,7 +474,8 @@ class _PosixChild:
             self._stdout.close()
         _close_fds(self._stdout_fd, self._stderr_fd)
         self._stdout_fd = self._stderr_fd = -1
-        exit_fd, self._exit_fd = self._exit_fd, None
+        with self._lock:  # the guard's ``_tell_all_locked`` dups it under this lock
+            exit_fd, self._exit_fd = self._exit_fd, None
         if exit_fd is not None:
             if self._exit_waiter is not None:
                 anyio.notify_closing(exit_fd)
@@ -586,9 +601,9 @@ def _open_pidfd(pid: int) -> int | None:
 # same-group children die with it (PDEATHSIG reaches only the leader). Being in the group, the
 # guard dies with it at every ordinary close (the group is SIGKILLed when the leader is reaped).
 # Without pidfds (Linux < 5.3) there is no guard.
-# Measured cost on the dev VM: about 9 ms per spawn (Python ``-I -S`` start + ctypes import),
-# against hundreds of ms for any agent CLI to start; ``setpriv --pdeathsig`` would cost ~1 ms but
-# is not always installed and cannot report exec errors.
+# Now only the fallback where the host's guard cannot run (Linux without pidfds or ``send_fds``):
+# it costs ~25 ms per spawn (``benchmarks/bench_spawn.py``: a Python start, ctypes, a double
+# fork) and forks from the event-loop thread; the guard path costs ~1 ms over a bare spawn.
 _SHIM = textwrap.dedent(
     """\
     import os, signal, sys
@@ -656,48 +671,325 @@ def _use_shim() -> bool:
     return sys.platform.startswith("linux") and bool(sys.executable) and not getattr(sys, "frozen", False)
 
 
+# The host's guard: one process per host (not per agent) that kills every agent's group when the host dies.
+#
+# Started lazily at the first spawn (``python -I -S``, no ctypes, nothing waits for it to start: what
+# the host sends is buffered in the socket), in a session of its own with an empty environment,
+# ignoring the terminal's signals. It inherits a pidfd of the host and one end of a SOCK_SEQPACKET
+# socket; for every agent the host sends its leader's pidfd (SCM_RIGHTS, so it names that exact
+# process, never a reused id). It forgets a leader the moment that pidfd says it exited (the host
+# kills the stragglers of a group itself, while the leader is a zombie). When the host's pidfd
+# becomes readable (the host is gone, however it died) it reads what the host sent last and
+# SIGKILLs the group of every leader still running, then exits. EOF on the socket alone is not
+# enough: a dying host closes its files before its pidfd signals, so the guard waits up to 5 s for
+# the pidfd, and exits quietly if the host still runs (it replaced this guard with a new one,
+# which it told of every live agent). While a leader runs its id is pinned as the
+# group's id (a session leader cannot leave its group), so the group kill reaches only that agent's
+# group. Compared with the per-agent exec shim (below, still used where pidfds or ``send_fds`` are
+# missing) the agent is exec'd straight by ``Popen`` (vfork, exact exec errors, no second Python
+# start per agent), and since no parent-death signal is set, any thread may fork it: the launch
+# runs in a worker thread, off the event loop.
+# The one gap: an agent is registered just after ``Popen`` returns (the exec already happened), so
+# a host killed within that instant leaves that one agent unguarded (it still reads EOF on stdin).
+_GUARD_SRC = textwrap.dedent(
+    """\
+    import os, select, signal, socket, sys
+    for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"):
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+    try:
+        import resource
+        resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+    except Exception:
+        pass
+    host, sock = int(sys.argv[1]), socket.socket(fileno=int(sys.argv[2]))
+    leaders = {}
+    poll = select.poll()
+    poll.register(host, select.POLLIN)
+    poll.register(sock.fileno(), select.POLLIN)
+
+    def take():
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 64, 4)
+        except OSError:
+            return False
+        for pidfd in fds:
+            leaders[pidfd] = int(data[1:])
+            poll.register(pidfd, select.POLLIN)
+        return bool(data)
+
+    open_ = True
+    while open_:
+        try:
+            ready = dict(poll.poll())
+        except InterruptedError:
+            continue
+        if host in ready:
+            break
+        for fd in ready:
+            if fd in leaders:
+                del leaders[fd]
+                poll.unregister(fd)
+                os.close(fd)
+        if sock.fileno() in ready and not take():
+            open_ = False
+    if open_:
+        sock.setblocking(False)
+        while take():
+            pass
+    else:
+        waiting = select.poll()
+        waiting.register(host, select.POLLIN)
+        if not waiting.poll(5000):
+            sys.exit(0)
+    exited = {fd for fd, _ in poll.poll(0)}
+    for pidfd, pid in leaders.items():
+        if pidfd not in exited:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    """
+)
+
+
+class _Guard:
+    """The host side of the guard: starts it on first use (again after a fork, or at once from
+    the reactor if it dies) and hands it every agent's pidfd."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self._popen: subprocess.Popen[bytes] | None = None
+
+    @staticmethod
+    def usable() -> bool:
+        """Linux with pidfds and ``send_fds``, from a real interpreter."""
+        return _use_shim() and hasattr(os, "pidfd_open") and hasattr(socket, "send_fds")
+
+    @property
+    def pid(self) -> int | None:
+        """The guard's process id while it runs (it is our child), else None."""
+        popen = self._popen
+        return popen.pid if popen is not None and popen.poll() is None else None
+
+    def start(self) -> None:
+        """Start the guard now (the first spawn starts it anyway)."""
+        with self._lock:
+            self._ensure_locked()
+
+    def watch(self, pid: int, pidfd: int) -> bool:
+        """Hand the guard a pidfd of leader ``pid``; False if no guard could take it."""
+        with self._lock:
+            for _ in range(2):  # a guard that died is replaced, and told of every live agent again
+                try:
+                    sock = self._ensure_locked()
+                    socket.send_fds(sock, [b"+%d" % pid], [pidfd])
+                    return True
+                except OSError:
+                    self._close_locked()
+            return False
+
+    def _ensure_locked(self) -> socket.socket:
+        if self._sock is not None and self._popen is not None and self._popen.poll() is None:
+            return self._sock
+        self._close_locked()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            host: int = getattr(os, "pidfd_open")(os.getpid())  # noqa: B009 - Linux only (usable())
+        except BaseException:
+            ours.close()
+            theirs.close()
+            raise
+        try:
+            self._popen = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _GUARD_SRC, str(host), str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={},  # nothing of the host's environment (nor a test's marker) lingers in it
+                start_new_session=True,
+                pass_fds=(host, theirs.fileno()),
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            os.close(host)
+            theirs.close()
+        ours.settimeout(_GUARD_SEND_WAIT)
+        self._sock = ours
+        self._tell_all_locked(ours)
+        fd = ours.fileno()
+        _REACTOR.call(lambda: _REACTOR.register(fd, lambda _: self._revive(ours), counted=False))
+        return ours
+
+    def _tell_all_locked(self, sock: socket.socket) -> None:
+        """A new guard learns of every agent still running (after the old one died)."""
+        with _LIVE_LOCK:
+            live = [child for child in _LIVE if isinstance(child, _PosixChild)]
+        for child in live:
+            with child._lock:  # never a pidfd the event loop is closing (its number could be reused)
+                if child._exit_fd is None or child._reaped:
+                    continue
+                pidfd = os.dup(child._exit_fd)
+            try:
+                socket.send_fds(sock, [b"+%d" % child.pid], [pidfd])
+            finally:
+                os.close(pidfd)
+
+    def _revive(self, sock: socket.socket) -> None:
+        """In the reactor thread: the guard's socket reached EOF (the guard died): start another."""
+        _REACTOR.unregister(sock.fileno())
+        with self._lock:
+            if self._sock is sock:
+                self._close_locked()
+                try:
+                    self._ensure_locked()
+                except OSError:
+                    self._close_locked()  # no process can be started now: the next spawn tries again
+
+    def _close_locked(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:  # closed by the reactor, after it stopped watching it (never a reused fd)
+            _REACTOR.call(lambda: _close_watched(sock))
+        popen, self._popen = self._popen, None
+        if popen is not None and popen.poll() is None:  # a guard we let go: reaped once it exits
+            _REACTOR.call(lambda: _reap_later(popen))
+
+    def forget_after_fork(self) -> None:
+        """A forked host has its own agents: the next spawn starts its own guard."""
+        self._lock = threading.Lock()
+        if self._sock is not None:
+            self._sock.close()  # our copy only: the parent keeps its guard
+        self._sock = None
+        self._popen = None
+
+
+def _close_watched(sock: socket.socket) -> None:
+    """In the reactor thread: stop watching ``sock``, then close it."""
+    if sock.fileno() >= 0:
+        _REACTOR.unregister(sock.fileno())
+    sock.close()
+
+
+def _reap_later(popen: subprocess.Popen[bytes]) -> None:
+    """In the reactor thread: ``wait`` for a process we let go (an old guard) once it exits."""
+    pidfd = _open_pidfd(popen.pid)
+    if pidfd is None:
+        popen.poll()
+        return
+
+    def exited(fd: int) -> None:
+        _REACTOR.unregister(fd)
+        os.close(fd)
+        popen.wait()
+
+    _REACTOR.register(pidfd, exited, counted=False)
+
+
+_GUARD_SEND_WAIT = 5.0  # seconds a registration may wait for room in the guard's socket
+_GUARD = _Guard()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_GUARD.forget_after_fork)
+
+
 async def start_child(
     exe: str, argv: list[str], cwd: str, env: dict[str, str], *, stdin: bool, drain_stdout: bool
 ) -> _PosixChild:
     """Fork/exec the agent in a new session with our own pipes; SpawnFailed on any exec error.
-    (``drain_stdout`` needs nothing at launch here: ``start_drain`` takes the stdout pipe.)"""
-    shim = _use_shim()
+    (``drain_stdout`` needs nothing at launch here: ``start_drain`` takes the stdout pipe.)
+    Where the host's guard works (or no parent-death signal is needed: not Linux) the launch runs
+    in a worker thread; else the exec shim is forked from the event-loop thread."""
+    if _GUARD.usable() or not _use_shim():
+        child = await anyio.to_thread.run_sync(_launch, exe, argv, cwd, env, stdin, limiter=_launchers())
+        try:
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        except BaseException:
+            await _discard(child)
+            raise
+        return child
+    return await _start_shimmed(exe, argv, cwd, env, stdin=stdin)
+
+
+_LAUNCH_THREADS = 4  # launches at a time (each holds a worker thread ~1 ms): a constant, whatever the load
+_LAUNCHERS: anyio.lowlevel.RunVar[anyio.CapacityLimiter] = anyio.lowlevel.RunVar("anyagent_launchers")
+
+
+def _launchers() -> anyio.CapacityLimiter:
+    """This event loop's limiter of launch threads."""
+    try:
+        return _LAUNCHERS.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(_LAUNCH_THREADS)
+        _LAUNCHERS.set(limiter)
+        return limiter
+
+
+def _launch(exe: str, argv: list[str], cwd: str, env: dict[str, str], stdin: bool) -> _PosixChild:
+    """In a worker thread: ``Popen`` the agent itself, then hand its pidfd to the guard."""
+    popen, in_w, out_r, err_r = _popen_agent(argv, exe, exe, cwd, env, stdin=stdin, exec_errors=True)
+    child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
+    if child._exit_fd is not None and _GUARD.usable():
+        _GUARD.watch(child.pid, child._exit_fd)
+    return child
+
+
+async def _start_shimmed(exe: str, argv: list[str], cwd: str, env: dict[str, str], *, stdin: bool) -> _PosixChild:
+    """Linux without pidfds: the agent through the exec shim (parent-death signal), forked from
+    the event-loop thread on purpose (see ``_SHIM``); vfork keeps the fork ~1 ms."""
+    status_r, status_w = os.pipe()
+    lc = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
+    command = [sys.executable, "-I", "-S", "-c", _SHIM, str(os.getpid()), str(status_w), lc, exe, *argv]
+    popen, in_w, out_r, err_r = _popen_agent(command, None, exe, cwd, env, stdin=stdin, passed=status_w, ours=status_r)
+    child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
+    await _await_exec(child, status_r, exe)
+    return child
+
+
+def _popen_agent(
+    command: list[str],
+    executable: str | None,
+    exe: str,
+    cwd: str,
+    env: dict[str, str],
+    *,
+    stdin: bool,
+    passed: int = -1,
+    ours: int = -1,
+    exec_errors: bool = False,
+) -> tuple[subprocess.Popen[bytes], int, int, int]:
+    """``Popen`` in a new session with fresh pipes: (popen, stdin's write end or -1, stdout's and
+    stderr's read ends). ``passed`` goes to the child and is closed here; ``ours`` is closed if the
+    launch fails. ``exec_errors``: the OS error is the agent's own exec's (no shim in between)."""
     in_r, in_w = os.pipe() if stdin else (-1, -1)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    status_r, status_w = os.pipe() if shim else (-1, -1)
     _grow_pipe(out_r)
-    lc = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
-    command = (
-        [sys.executable, "-I", "-S", "-c", _SHIM, str(os.getpid()), str(status_w), lc, exe, *argv] if shim else argv
-    )
     try:
-        # forked from the event-loop thread on purpose (see _SHIM); vfork keeps this ~1 ms
-        popen = subprocess.Popen(  # noqa: ASYNC220
+        popen = subprocess.Popen(
             command,
-            executable=None if shim else exe,
+            executable=executable,
             stdin=in_r if stdin else subprocess.DEVNULL,
             stdout=out_w,
             stderr=err_w,
             cwd=cwd,
             env=env,
             start_new_session=True,
-            pass_fds=(status_w,) if shim else (),
+            pass_fds=(passed,) if passed >= 0 else (),
         )
     except OSError as exc:
-        _close_fds(in_w, out_r, err_r, status_r)
+        _close_fds(in_w, out_r, err_r, ours)
+        if exec_errors and exc.filename != cwd and exc.errno is not None:
+            raise SpawnFailed(f"cannot execute {exe}: {exc.strerror or exc} (errno {exc.errno})") from exc
         raise SpawnFailed(_spawn_message(exe, cwd, exc)) from exc
     except BaseException as exc:  # ValueError (an embedded NUL the checks missed), MemoryError, …
-        _close_fds(in_w, out_r, err_r, status_r)
+        _close_fds(in_w, out_r, err_r, ours)
         if isinstance(exc, ValueError):
             raise SpawnFailed(f"cannot start {exe}: {exc}") from exc
         raise
     finally:
-        _close_fds(in_r, out_w, err_w, status_w)
-    child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
-    if shim:
-        await _await_exec(child, status_r, exe)
-    return child
+        _close_fds(in_r, out_w, err_w, passed)
+    return popen, in_w, out_r, err_r
 
 
 async def _await_exec(child: _PosixChild, status_r: int, exe: str) -> None:

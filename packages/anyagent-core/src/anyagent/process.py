@@ -14,10 +14,12 @@ environment. What flows out: an ``AgentProcess`` with byte streams for stdin/std
 its stderr, and its normalized exit status. Guarantees:
 
 * The child leads its own process group (POSIX session; Windows process group + Job Object), so
-  ``aclose`` reaches workers and wrappers it started. On Linux it also gets ``SIGKILL`` if the host
-  dies (``PR_SET_PDEATHSIG``, set by a tiny exec shim; see ``_SHIM``), and so does the rest of its
-  group: the shim leaves a guard process in the group that waits on the host's pidfd and kills
-  the group when the host is gone (SIGKILL or SIGTERM alike).
+  ``aclose`` reaches workers and wrappers it started. On Linux its whole group also gets
+  ``SIGKILL`` if the host dies (SIGKILL or SIGTERM alike): one guard process per host (started at
+  the first spawn, see ``_process_posix._GUARD_SRC``) holds a pidfd of the host and of every
+  agent's leader and kills the group of each leader still running once the host is gone. The
+  launch itself (pipes, fork/exec) runs in a worker thread, so it never blocks the event loop.
+  (Linux without pidfds: a per-agent exec shim sets ``PR_SET_PDEATHSIG`` instead; see ``_SHIM``.)
 * Descendants that left the group (``setsid``): on Linux ``aclose`` lists the leader's
   descendants outside its group from ``/proc`` while the leader still lives (at the start and
   before each signal) and SIGKILLs those still running once the group is gone (by pidfd, checked
