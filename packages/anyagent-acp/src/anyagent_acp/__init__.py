@@ -14,20 +14,24 @@ point (``anyagent_acp.plugin``); nothing needs importing by hand.
 
 from __future__ import annotations
 
-from .adapter import CLIENT_CAPABILITIES, AcpAdapter
-from .profiles import (
-    CLAUDE_ACP,
-    CODEX_ACP,
-    CURSOR,
-    GEMINI,
-    GROK,
-    HERMES,
-    KIRO,
-    PROFILES,
-    QWEN,
-)
-from .quirks import Quirks
-from .translate import PROTOCOL_VERSION
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:  # imported on first access: loading the plugin does not load the adapter
+    from .adapter import CLIENT_CAPABILITIES, AcpAdapter
+    from .profiles import (
+        CLAUDE_ACP,
+        CODEX_ACP,
+        CURSOR,
+        GEMINI,
+        GROK,
+        HERMES,
+        KIRO,
+        PROFILES,
+        QWEN,
+    )
+    from .quirks import Quirks
+    from .translate import PROTOCOL_VERSION
 
 __version__ = "0.1.0"
 
@@ -47,3 +51,29 @@ __all__ = [
     "Quirks",
     "__version__",
 ]
+
+_LAZY = {
+    "AcpAdapter": ".adapter",
+    "CLAUDE_ACP": ".profiles",
+    "CLIENT_CAPABILITIES": ".adapter",
+    "CODEX_ACP": ".profiles",
+    "CURSOR": ".profiles",
+    "GEMINI": ".profiles",
+    "GROK": ".profiles",
+    "HERMES": ".profiles",
+    "KIRO": ".profiles",
+    "PROFILES": ".profiles",
+    "PROTOCOL_VERSION": ".translate",
+    "QWEN": ".profiles",
+    "Quirks": ".quirks",
+}
+
+if not typing.TYPE_CHECKING:  # type checkers see the imports above
+
+    def __getattr__(name: str) -> object:
+        """The names above, each imported from its module on first access."""
+        if name not in _LAZY:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value

@@ -1,0 +1,89 @@
+"""What ``import anyagent`` and loading the plugins pull in (modules, not timings: the figures are
+``benchmarks/bench_import.py``'s). Each check runs in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# what a user of Runtime / Session / Events does not need until they use it
+NOT_AT_IMPORT = (
+    # anyagent's own modules for adapters, tests, the JSON form, the CLI, plugins and discovery
+    "anyagent.toolkit",
+    "anyagent.wire",
+    "anyagent.process",
+    "anyagent.mock",
+    "anyagent.serialize",
+    "anyagent.cli",
+    "anyagent.hookspecs",
+    "anyagent._plugins",
+    "anyagent._discovery",
+    "anyagent._builtin",
+    "anyagent._codec",
+    # third-party and standard modules they bring
+    "pluggy",
+    "importlib.metadata",
+    "msgspec",
+    "cattrs",
+    "httpx",
+    "httpx_sse",
+    "prompt_toolkit",
+    "rich",
+    "subprocess",
+    "email",
+)
+
+# loading a plugin registers its adapter; the adapter's module loads when a session opens
+NOT_AT_PLUGIN_LOAD = (
+    "anyagent.toolkit",
+    "anyagent.wire",
+    "anyagent.process",
+    "anyagent.mock",
+    "anyagent.serialize",
+    "anyagent._codec",
+    "msgspec",
+    "cattrs",
+    "httpx",
+    "httpx_sse",
+)
+
+
+def _run(code: str) -> object:
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_import_anyagent_loads_none_of_the_heavy_modules() -> None:
+    imported = _run(
+        f"import sys, json, anyagent\nprint(json.dumps([m for m in {NOT_AT_IMPORT!r} if m in sys.modules]))"
+    )
+    assert imported == []
+
+
+def test_the_public_names_still_resolve_and_pluggy_comes_with_hookimpl() -> None:
+    code = (
+        "import sys, json\nfrom anyagent import *\n"
+        "print(json.dumps([callable(hookimpl), 'pluggy' in sys.modules, Runtime.__module__]))"
+    )
+    assert _run(code) == [True, True, "anyagent"]
+
+
+def test_loading_every_plugin_imports_no_adapter_module_and_each_factory_still_makes_its_adapter() -> None:
+    code = f"""
+import json, sys
+import anyagent
+registry = anyagent.Runtime().registry()
+after_load = sorted(m for m in sys.modules if m.endswith(".adapter") or m in {NOT_AT_PLUGIN_LOAD!r})
+made = {{wire: getattr(factory(), "wire", None) for wire, factory in registry.adapters.items()}}
+print(json.dumps([after_load, made, [d.message for d in registry.diagnostics]]))
+"""
+    after_load, made, diagnostics = _run(code)  # type: ignore[misc]
+    assert after_load == []
+    assert diagnostics == []
+    assert made["mock"] == "mock"
+    assert all(wire == made_wire for wire, made_wire in made.items()), made
+    if len(made) == 1:
+        pytest.skip("no adapter package installed beside core")
