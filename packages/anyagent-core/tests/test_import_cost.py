@@ -87,3 +87,47 @@ print(json.dumps([after_load, made, [d.message for d in registry.diagnostics]]))
     assert all(wire == made_wire for wire, made_wire in made.items()), made
     if len(made) == 1:
         pytest.skip("no adapter package installed beside core")
+
+
+def test_the_shared_repr_writes_what_attrs_would_generate() -> None:
+    import attrs
+
+    from anyagent._values import _attrs_repr, _shared_reprs
+
+    @attrs.frozen
+    class Generated:
+        value: object
+        hidden: int = attrs.field(default=0, repr=False)
+        custom: str = attrs.field(default="", repr=lambda text: f"<{len(text)} chars>")
+
+    @attrs.frozen(repr=False)
+    class Shared:
+        value: object
+        hidden: int = attrs.field(default=0, repr=False)
+        custom: str = attrs.field(default="", repr=lambda text: f"<{len(text)} chars>")
+
+    _shared_reprs({"__name__": Shared.__module__, "Shared": Shared})
+    assert Shared.__repr__ is _attrs_repr
+    for value in (None, "a'b", (1, 2.5), {"k": [1]}, Shared(Shared("inner")), Generated("x")):
+        assert repr(Shared(value, 7, "abc")) == repr(Generated(value, 7, "abc")).replace("Generated", "Shared", 1)
+    loops: tuple[list[object], list[object]] = ([], [])
+    generated, shared = Generated(loops[0]), Shared(loops[1])
+    loops[0].append(generated)
+    loops[1].append(shared)
+    assert repr(shared) == repr(generated).replace("Generated", "Shared") == "Shared(value=[...], custom=<0 chars>)"
+
+
+def test_every_public_value_class_has_a_repr_naming_its_fields() -> None:
+    import attrs
+
+    import anyagent
+    from anyagent import seam
+
+    for module in (anyagent, seam):
+        for value in vars(module).values():
+            if isinstance(value, type) and attrs.has(value):
+                assert value.__repr__ is not object.__repr__, value
+    event = anyagent.TurnEnded(anyagent.Completed(), ["bg"])
+    assert (
+        repr(event) == "TurnEnded(stop=Completed(source=<CompletionSource.PROTOCOL: 'protocol'>), background=('bg',))"
+    )
