@@ -131,3 +131,13 @@ def test_every_public_value_class_has_a_repr_naming_its_fields() -> None:
     assert (
         repr(event) == "TurnEnded(stop=Completed(source=<CompletionSource.PROTOCOL: 'protocol'>), background=('bg',))"
     )
+
+
+def test_lazy_exports_imports_a_name_once_and_refuses_unknown_ones() -> None:
+    code = (
+        "import json, sys, anyagent\n"
+        "first = anyagent.hookimpl\n"
+        "try:\n    anyagent.no_such_name\nexcept AttributeError as error:\n    refused = str(error)\n"
+        "print(json.dumps([first is vars(anyagent)['hookimpl'], 'anyagent.hookspecs' in sys.modules, refused]))"
+    )
+    assert _run(code) == [True, True, "module 'anyagent' has no attribute 'no_such_name'"]

@@ -14,8 +14,9 @@ point (``anyagent_acp.plugin``); nothing needs importing by hand.
 
 from __future__ import annotations
 
-import importlib
 import typing
+
+from anyagent import seam
 
 if typing.TYPE_CHECKING:  # imported on first access: loading the plugin does not load the adapter
     from .adapter import CLIENT_CAPABILITIES, AcpAdapter
@@ -32,6 +33,25 @@ if typing.TYPE_CHECKING:  # imported on first access: loading the plugin does no
     )
     from .quirks import Quirks
     from .translate import PROTOCOL_VERSION
+else:
+    __getattr__ = seam.lazy_exports(
+        __name__,
+        {
+            "AcpAdapter": ".adapter",
+            "CLAUDE_ACP": ".profiles",
+            "CLIENT_CAPABILITIES": ".adapter",
+            "CODEX_ACP": ".profiles",
+            "CURSOR": ".profiles",
+            "GEMINI": ".profiles",
+            "GROK": ".profiles",
+            "HERMES": ".profiles",
+            "KIRO": ".profiles",
+            "PROFILES": ".profiles",
+            "PROTOCOL_VERSION": ".translate",
+            "QWEN": ".profiles",
+            "Quirks": ".quirks",
+        },
+    )
 
 __version__ = "0.1.0"
 
@@ -51,29 +71,3 @@ __all__ = [
     "Quirks",
     "__version__",
 ]
-
-_LAZY = {
-    "AcpAdapter": ".adapter",
-    "CLAUDE_ACP": ".profiles",
-    "CLIENT_CAPABILITIES": ".adapter",
-    "CODEX_ACP": ".profiles",
-    "CURSOR": ".profiles",
-    "GEMINI": ".profiles",
-    "GROK": ".profiles",
-    "HERMES": ".profiles",
-    "KIRO": ".profiles",
-    "PROFILES": ".profiles",
-    "PROTOCOL_VERSION": ".translate",
-    "QWEN": ".profiles",
-    "Quirks": ".quirks",
-}
-
-if not typing.TYPE_CHECKING:  # type checkers see the imports above
-
-    def __getattr__(name: str) -> object:
-        """The names above, each imported from its module on first access."""
-        if name not in _LAZY:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value

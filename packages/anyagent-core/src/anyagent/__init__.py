@@ -274,20 +274,9 @@ __all__ = [
 ]
 
 
-_LAZY = {"hookimpl": "hookspecs"}
-
-
-if not _typing.TYPE_CHECKING:  # hidden from type checkers: they see the imports above
-
-    def __getattr__(name: str) -> object:
-        """Names in ``_LAZY`` are imported on first access (and by ``from anyagent import *``)."""
-        if name in _LAZY:
-            import importlib
-
-            value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-            globals()[name] = value
-            return value
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+_LAZY = {"hookimpl": ".hookspecs"}  # imported on first access (and by ``from anyagent import *``)
+if not _typing.TYPE_CHECKING:  # type checkers see the import above
+    __getattr__ = seam.lazy_exports(__name__, _LAZY)
 
 
 def _present_as_public() -> None:

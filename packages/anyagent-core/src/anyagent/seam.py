@@ -108,6 +108,7 @@ __all__ = [
     "SteerResult",
     "ToolBackgrounded",
     "TurnAck",
+    "lazy_exports",
     "TurnEnd",
 ]
 
@@ -431,6 +432,31 @@ def unbounded_commands() -> tuple[MemoryObjectSendStream[DriverCommand], MemoryO
 def event_channel(size: int) -> tuple[MemoryObjectSendStream[DriverEvent], MemoryObjectReceiveStream[DriverEvent]]:
     """The adapter → engine channel, bounded to ``size`` for back-pressure."""
     return anyio.create_memory_object_stream[DriverEvent](max(1, size))
+
+
+def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], object]:
+    """A module ``__getattr__`` for an adapter package's ``__init__``: each public name in ``names``
+    (name → the submodule that defines it, relative: ``".adapter"``) is imported on first access,
+    so the entry point loading ``package.plugin`` does not import the adapter, its wire and its
+    driver. Keep the real imports under ``if typing.TYPE_CHECKING:`` for type checkers::
+
+        if typing.TYPE_CHECKING:
+            from .adapter import MyAdapter
+        else:
+            __getattr__ = seam.lazy_exports(__name__, {"MyAdapter": ".adapter"})
+    """
+    import importlib
+    import sys
+
+    def __getattr__(name: str) -> object:
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module, package), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__
 
 
 _shared_reprs(globals())  # the value classes above say repr=False: one shared __repr__
