@@ -4,9 +4,11 @@
 - ``import anyagent`` + loading every installed plugin (``Runtime().registry()``; target <= 250 ms);
 - ``import httpx`` for scale, and a bare ``python -c pass`` (the interpreter's own start-up).
 
-Printed: the whole process wall time and the same minus the bare start-up, median (min–max).
+Printed: the whole process wall time and its CPU time (user + system), each as median (min–max)
+and minus the bare start-up, with the load average before and after (wall time on a loaded machine
+is mostly waiting for a core; CPU time is what load barely moves).
 
-Run: ``python benchmarks/bench_import.py [--runs 9]``.
+Run: ``python benchmarks/bench_import.py [--runs 15]``.
 """
 
 from __future__ import annotations
@@ -54,8 +56,9 @@ def once(code: str) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
+    load_before = os.getloadavg()
     for code in STATEMENTS.values():
         once(code)  # writes the bytecode a real installation has
     times: dict[str, list[float]] = {name: [] for name in STATEMENTS}
@@ -84,6 +87,11 @@ def main() -> None:
             f" || {cpu_mid:6.1f} ({cpu[0]:.1f}–{cpu[-1]:.1f}) | {cpu_mid - cpu_base:6.1f}"
         )
     print(f"  (plugins loaded: {plugins or 'unknown'})")
+    load_after = os.getloadavg()
+    print(
+        f"  (load average 1/5/15 min: before {load_before[0]:.2f}/{load_before[1]:.2f}/{load_before[2]:.2f},"
+        f" after {load_after[0]:.2f}/{load_after[1]:.2f}/{load_after[2]:.2f}; {os.cpu_count()} CPUs)"
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.anyio
 
 def test_the_entry_point_registers_the_wire_and_the_profile() -> None:
     registry = load_registry()  # scans the installed entry points, as Runtime() does
-    assert registry.adapters["claude"] is ClaudeAdapter
+    assert isinstance(registry.adapters["claude"](), ClaudeAdapter)  # a factory: the module loads on use
     assert registry.profiles["claude"] == PROFILE
     assert any(plugin.distribution == "anyagent-claude" for plugin in registry.plugins)
 

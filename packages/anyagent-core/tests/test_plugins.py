@@ -22,6 +22,7 @@ from anyagent import (
     Runtime,
     SessionOptions,
 )
+from anyagent._builtin import mock_adapter
 from anyagent.mock import MockAdapter
 
 pytestmark = pytest.mark.anyio
@@ -158,7 +159,7 @@ def test_register_rejects_bad_values_as_warnings() -> None:
     class Plugin:
         @anyagent.hookimpl
         def anyagent_adapters(self, register: anyagent.Register) -> None:
-            register.adapter(MockAdapter)  # the builtin's again: no conflict, but something registered
+            register.adapter(mock_adapter, wire="mock")  # the builtin's again: no conflict, but something registered
             register.adapter(object)  # names no wire
 
         @anyagent.hookimpl

@@ -14,20 +14,44 @@ point (``anyagent_acp.plugin``); nothing needs importing by hand.
 
 from __future__ import annotations
 
-from .adapter import CLIENT_CAPABILITIES, AcpAdapter
-from .profiles import (
-    CLAUDE_ACP,
-    CODEX_ACP,
-    CURSOR,
-    GEMINI,
-    GROK,
-    HERMES,
-    KIRO,
-    PROFILES,
-    QWEN,
-)
-from .quirks import Quirks
-from .translate import PROTOCOL_VERSION
+import typing
+
+from anyagent import seam
+
+if typing.TYPE_CHECKING:  # imported on first access: loading the plugin does not load the adapter
+    from .adapter import CLIENT_CAPABILITIES, AcpAdapter
+    from .profiles import (
+        CLAUDE_ACP,
+        CODEX_ACP,
+        CURSOR,
+        GEMINI,
+        GROK,
+        HERMES,
+        KIRO,
+        PROFILES,
+        QWEN,
+    )
+    from .quirks import Quirks
+    from .translate import PROTOCOL_VERSION
+else:
+    __getattr__ = seam.lazy_exports(
+        __name__,
+        {
+            "AcpAdapter": ".adapter",
+            "CLAUDE_ACP": ".profiles",
+            "CLIENT_CAPABILITIES": ".adapter",
+            "CODEX_ACP": ".profiles",
+            "CURSOR": ".profiles",
+            "GEMINI": ".profiles",
+            "GROK": ".profiles",
+            "HERMES": ".profiles",
+            "KIRO": ".profiles",
+            "PROFILES": ".profiles",
+            "PROTOCOL_VERSION": ".translate",
+            "QWEN": ".profiles",
+            "Quirks": ".quirks",
+        },
+    )
 
 __version__ = "0.1.0"
 

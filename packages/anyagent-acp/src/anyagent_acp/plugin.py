@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-from anyagent import AgentProfile, hookimpl
+from anyagent import AgentProfile, Register, hookimpl
 from anyagent.seam import Adapter
 
-from .adapter import AcpAdapter
 from .profiles import PROFILES
 
 
+def _adapter() -> Adapter:
+    """A new ``AcpAdapter``: its module (the wire, the driver) is imported here, when a session
+    opens, not when the plugin loads."""
+    from .adapter import AcpAdapter
+
+    return AcpAdapter()
+
+
 @hookimpl
-def anyagent_adapters() -> list[type[Adapter]]:
+def anyagent_adapters(register: Register) -> None:
     """The ``acp`` wire: every profile here, and ``AgentInstallation.acp(...)`` for the rest."""
-    return [AcpAdapter]
+    register.adapter(_adapter, wire="acp")
 
 
 @hookimpl

@@ -3,8 +3,24 @@ profile ``antigravity``, whose ``upgrade`` is Google's ACP server (driven by ``a
 
 from __future__ import annotations
 
-from .adapter import AgyAdapter, AgyDriver
-from .profile import PROFILE, SERVER
-from .translate import Translator
+import typing
+
+from anyagent import seam
+
+if typing.TYPE_CHECKING:  # imported on first access: loading the plugin does not load the adapter
+    from .adapter import AgyAdapter, AgyDriver
+    from .profile import PROFILE, SERVER
+    from .translate import Translator
+else:
+    __getattr__ = seam.lazy_exports(
+        __name__,
+        {
+            "AgyAdapter": ".adapter",
+            "AgyDriver": ".adapter",
+            "PROFILE": ".profile",
+            "SERVER": ".profile",
+            "Translator": ".translate",
+        },
+    )
 
 __all__ = ["PROFILE", "SERVER", "AgyAdapter", "AgyDriver", "Translator"]

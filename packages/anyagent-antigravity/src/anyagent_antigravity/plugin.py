@@ -8,19 +8,26 @@ ACP server) is served by the ``acp`` wire of the ``anyagent-acp`` package when t
 from __future__ import annotations
 
 import anyagent
-from anyagent import AgentProfile
+from anyagent import AgentProfile, Register
 from anyagent.seam import Adapter
 
-from .adapter import AgyAdapter
 from .profile import PROFILE
 
 __all__ = ["anyagent_adapters", "anyagent_agents"]
 
 
+def _adapter() -> Adapter:
+    """A new ``AgyAdapter``: its module (the wire, the driver) is imported here, when a session
+    opens, not when the plugin loads."""
+    from .adapter import AgyAdapter
+
+    return AgyAdapter()
+
+
 @anyagent.hookimpl
-def anyagent_adapters() -> list[type[Adapter]]:
+def anyagent_adapters(register: Register) -> None:
     """The adapter for the ``agy`` wire (headless stream-json)."""
-    return [AgyAdapter]
+    register.adapter(_adapter, wire="agy")
 
 
 @anyagent.hookimpl

@@ -9,19 +9,26 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyagent
-from anyagent import AgentProfile
+from anyagent import AgentProfile, Register
 from anyagent.seam import Adapter
 
-from .adapter import ClaudeAdapter
 from .profile import PROFILE
 
 __all__ = ["anyagent_adapters", "anyagent_agents", "anyagent_demos"]
 
 
+def _adapter() -> Adapter:
+    """A new ``ClaudeAdapter``: its module (the wire, the driver) is imported here, when a session
+    opens, not when the plugin loads."""
+    from .adapter import ClaudeAdapter
+
+    return ClaudeAdapter()
+
+
 @anyagent.hookimpl
-def anyagent_adapters() -> list[type[Adapter]]:
+def anyagent_adapters(register: Register) -> None:
     """The adapter for the ``claude`` wire."""
-    return [ClaudeAdapter]
+    register.adapter(_adapter, wire="claude")
 
 
 @anyagent.hookimpl

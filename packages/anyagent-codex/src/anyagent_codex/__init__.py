@@ -9,10 +9,27 @@ To choose plugins explicitly: ``Runtime(plugins=[anyagent_codex.plugin])``.
 
 from __future__ import annotations
 
-from .adapter import CodexAdapter
-from .driver import CAPABILITIES, MAX_RETRIES
-from .profile import PROFILE
-from .translate import FORK_POINT, Translator
+import typing
+
+from anyagent import seam
+
+if typing.TYPE_CHECKING:  # imported on first access: loading the plugin does not load the adapter
+    from .adapter import CodexAdapter
+    from .driver import CAPABILITIES, MAX_RETRIES
+    from .profile import PROFILE
+    from .translate import FORK_POINT, Translator
+else:
+    __getattr__ = seam.lazy_exports(
+        __name__,
+        {
+            "CAPABILITIES": ".driver",
+            "CodexAdapter": ".adapter",
+            "FORK_POINT": ".translate",
+            "MAX_RETRIES": ".driver",
+            "PROFILE": ".profile",
+            "Translator": ".translate",
+        },
+    )
 
 __all__ = ["CAPABILITIES", "FORK_POINT", "MAX_RETRIES", "PROFILE", "CodexAdapter", "Translator"]
 __version__ = "0.1.0"

@@ -7,19 +7,26 @@ or explicitly: ``Runtime(plugins=[anyagent_codex.plugin])``.
 from __future__ import annotations
 
 import anyagent
-from anyagent import AgentProfile
+from anyagent import AgentProfile, Register
 from anyagent.seam import Adapter
 
-from .adapter import CodexAdapter
 from .profile import PROFILE
 
 __all__ = ["anyagent_adapters", "anyagent_agents"]
 
 
+def _adapter() -> Adapter:
+    """A new ``CodexAdapter``: its module (the wire, the driver) is imported here, when a session
+    opens, not when the plugin loads."""
+    from .adapter import CodexAdapter
+
+    return CodexAdapter()
+
+
 @anyagent.hookimpl
-def anyagent_adapters() -> list[type[Adapter]]:
+def anyagent_adapters(register: Register) -> None:
     """The adapter for the ``codex`` wire."""
-    return [CodexAdapter]
+    register.adapter(_adapter, wire="codex")
 
 
 @anyagent.hookimpl

@@ -20,6 +20,8 @@ wire recording for adapters), ``anyagent.mock`` (the scripted agent for tests),
 
 from __future__ import annotations
 
+import typing as _typing
+
 from . import jsonread, seam
 from ._engine import EVENT_BUFFER, Events, Session
 from ._errors import (
@@ -138,7 +140,9 @@ from ._types import (
     Unauthenticated,
     UserMessage,
 )
-from .hookspecs import hookimpl
+
+if _typing.TYPE_CHECKING:  # imported on first use (``__getattr__``): pluggy is needed only when plugins load
+    from .hookspecs import hookimpl
 
 __version__ = "0.1.0"
 
@@ -270,6 +274,11 @@ __all__ = [
 ]
 
 
+_LAZY = {"hookimpl": ".hookspecs"}  # imported on first access (and by ``from anyagent import *``)
+if not _typing.TYPE_CHECKING:  # type checkers see the import above
+    __getattr__ = seam.lazy_exports(__name__, _LAZY)
+
+
 def _present_as_public() -> None:
     """Tracebacks and reprs name ``anyagent.NotInstalled``, not ``anyagent._errors.NotInstalled``:
     errors, enumerations, ``Runtime``, ``Session``, ``Events`` and the other plain classes say
@@ -282,6 +291,8 @@ def _present_as_public() -> None:
     import attrs
 
     for name in __all__:
+        if name in _LAZY:
+            continue
         value = globals()[name]
         if not isinstance(value, type) or not value.__module__.startswith("anyagent._") or attrs.has(value):
             continue

@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 
 from ._errors import InvalidRequest, NotInstalled
-from ._values import JSON, DiagnosticInfo, EnvVarLogin, LoginMethod, _frozen_mapping, _tuple
+from ._values import JSON, DiagnosticInfo, EnvVarLogin, LoginMethod, _frozen_mapping, _shared_reprs, _tuple
 
 __all__ = [
     "AgentInstallation",
@@ -35,7 +35,7 @@ class InstallationSource(enum.Enum):
     PINNED = "pinned"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class MissingAgent:
     """A supported agent that is not installed: show ``install_hint``; ``searched`` lists every dir checked."""
 
@@ -45,7 +45,7 @@ class MissingAgent:
     searched: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class AgentInstallation:
     """An agent found on this machine (or pinned by hand) that ``Runtime.open`` can launch.
 
@@ -80,7 +80,7 @@ class AgentInstallation:
         return cls(id=name, name=name, executable_path=Path(path).expanduser(), wire="acp", args=args)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class DiscoveryReport:
     """What ``Runtime.discover`` found: ``agents`` installed, ``missing`` ones with install hints."""
 
@@ -111,7 +111,7 @@ def _os_dirs(value: Mapping[str, Iterable[str]] | None) -> Mapping[str, tuple[st
     return _frozen_mapping({key: tuple(dirs) for key, dirs in (value or {}).items()})
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class AgentProfile:
     """Everything the catalog knows about one agent, as data. Adapter packages register these.
 
@@ -164,3 +164,6 @@ class AgentProfile:
     def env_override(self) -> str:
         """The env var that pins this agent's binary: ``ANYAGENT_<ID>_BIN``."""
         return "ANYAGENT_" + re.sub(r"[^A-Z0-9]", "_", self.id.upper()) + "_BIN"
+
+
+_shared_reprs(globals())  # the value classes above say repr=False: one shared __repr__

@@ -13,6 +13,7 @@ import attrs
 
 from ._errors import InvalidConfiguration
 from ._types import ConfigValue, _frozen_mapping, _tuple
+from ._values import _shared_reprs
 
 __all__ = [
     "CREDENTIAL_ENV_PATTERNS",
@@ -42,7 +43,7 @@ class RollbackScope(enum.Enum):
     CONVERSATION_AND_FILES = "conversation_and_files"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class McpStdio:
     """An MCP server the agent launches: ``command args`` with ``env``."""
 
@@ -54,7 +55,7 @@ class McpStdio:
     transport = "stdio"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class McpHttp:
     """An MCP server over streamable HTTP at ``url``."""
 
@@ -69,7 +70,7 @@ class McpHttp:
         return attrs.evolve(self, headers={**self.headers, key: value})
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class McpSse:
     """An MCP server over server-sent events at ``url``."""
 
@@ -173,7 +174,7 @@ def _seconds(name: str, value: float | None, *, allow_none: bool = False) -> flo
     return float(value)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SessionOptions:
     """Everything ``open`` needs before the agent starts. Every builder returns a new value.
 
@@ -330,3 +331,6 @@ def session_env(
         env[name] = value
     env.update(options.env_set)
     return env
+
+
+_shared_reprs(globals())  # the value classes above say repr=False: one shared __repr__

@@ -6,14 +6,13 @@ import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
 from anyio.abc import TaskGroup
 
 from . import seam
-from ._discovery import Discovery
 from ._engine import CLOSE_GRACE, Events, Session, _Engine
 from ._errors import (
     AgentError,
@@ -27,7 +26,6 @@ from ._errors import (
 )
 from ._installation import AgentInstallation, AgentProfile, DiscoveryReport
 from ._options import PermissionMode, SessionOptions, session_env
-from ._plugins import PluginInfo, Registry, describe, load_registry
 from ._types import (
     AgentDetails,
     Answer,
@@ -47,26 +45,12 @@ from ._types import (
     TurnEnded,
     Unauthenticated,
 )
-from .hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from ._discovery import Discovery
+    from ._plugins import PluginInfo, Registry
 
 __all__ = ["Runtime"]
-
-
-class _MockPlugin:
-    """The plugin ``Runtime.with_mock`` loads: the mock adapter bound to a script, and its profile."""
-
-    def __init__(self, script: Any) -> None:
-        self.script = script
-
-    @hookimpl
-    def anyagent_adapters(self, register: Any) -> None:
-        from .mock import MockAdapter
-
-        register.adapter(lambda: MockAdapter(self.script), wire="mock")
-
-    @hookimpl
-    def anyagent_agents(self, register: Any) -> None:
-        register.profile(AgentProfile(id="mock", name="Mock agent", wire="mock", executables=()))
 
 
 class Runtime:
@@ -86,7 +70,7 @@ class Runtime:
         self._plugin_list = list(plugins) if plugins is not None else None
         self._builtins = _builtins
         self._registry: Registry | None = None
-        self._discovery = Discovery()
+        self._scanner: Discovery | None = None
         self._tg: TaskGroup | None = None
         self._engines: set[_Engine] = set()
         self._session_counter = 0
@@ -95,9 +79,10 @@ class Runtime:
     @classmethod
     def with_mock(cls, script: Any = None) -> Runtime:
         """A runtime whose only agent is ``"mock"``, playing ``script`` (an ``anyagent.mock.Script``)."""
+        from ._builtin import MockPlugin
         from .mock import Script
 
-        return cls(plugins=[], _builtins=[_MockPlugin(script if script is not None else Script())])
+        return cls(plugins=[], _builtins=[MockPlugin(script if script is not None else Script())])
 
     # -----------------------------------------------------------------------------------------
     # lifecycle
@@ -137,11 +122,23 @@ class Runtime:
     def registry(self) -> Registry:
         """Every adapter and profile the plugins registered (loaded on first use)."""
         if self._registry is None:
+            from ._plugins import load_registry  # pluggy and importlib.metadata: only when plugins load
+
             self._registry = load_registry(self._plugin_list, self._builtins)
         return self._registry
 
+    @property
+    def _discovery(self) -> Discovery:
+        if self._scanner is None:
+            from ._discovery import Discovery  # subprocess, secrets, selectors: only when discovering
+
+            self._scanner = Discovery()
+        return self._scanner
+
     def plugins(self) -> list[PluginInfo]:
         """The loaded plugins, their distributions, versions, wires and profiles."""
+        from ._plugins import describe
+
         return describe(self.registry())
 
     def profiles(self) -> list[AgentProfile]:

@@ -18,7 +18,7 @@ import attrs
 from ._errors import InvalidRequest
 from ._installation import AgentInstallation
 from ._values import _EMPTY as _EMPTY  # the helpers below are re-exported: seam, mock, adapters use them
-from ._values import JSON, DiagnosticInfo, DiagnosticLevel, EnvVarLogin, LoginMethod, TerminalLogin
+from ._values import JSON, DiagnosticInfo, DiagnosticLevel, EnvVarLogin, LoginMethod, TerminalLogin, _shared_reprs
 from ._values import _frozen_mapping as _frozen_mapping
 from ._values import _tuple as _tuple
 
@@ -124,24 +124,24 @@ class CompletionSource(enum.Enum):
     INFERRED = "inferred"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Completed:
     """The turn completed. ``INFERRED`` means the wire went quiet: show as idle, not a checkmark."""
 
     source: CompletionSource = CompletionSource.PROTOCOL
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Cancelled:
     """The turn was cancelled (``session.cancel`` or ``close``)."""
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Refused:
     """The agent declined the work."""
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Failed:
     """The turn broke; ``message`` says why."""
 
@@ -151,14 +151,14 @@ class Failed:
 StopReason = Union[Completed, Cancelled, Refused, Failed]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class PromptOrigin:
     """The turn was started by the caller's prompt ``prompt_id``."""
 
     prompt_id: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class AgentOrigin:
     """The agent started the turn by itself (background work finishing, compaction)."""
 
@@ -166,7 +166,7 @@ class AgentOrigin:
 TurnOrigin = Union[PromptOrigin, AgentOrigin]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class TurnInfo:
     """Which turn an event belongs to; ``parent_tool_id`` names the subagent tool that produced it."""
 
@@ -193,7 +193,7 @@ class ToolKind(enum.Enum):
     OTHER = "other"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class McpTool:
     """A tool served by the MCP server ``server``."""
 
@@ -219,7 +219,7 @@ class ToolStatus(enum.Enum):
         return self in (ToolStatus.PENDING, ToolStatus.RUNNING)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ToolInput:
     """The typed parts of a tool's input that a UI shows, plus every argument in ``arguments``."""
 
@@ -231,7 +231,7 @@ class ToolInput:
     arguments: Mapping[str, JSON] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class FileDiff:
     """One file edit: ``old_text`` None means the file was created."""
 
@@ -240,7 +240,7 @@ class FileDiff:
     old_text: str | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ToolLocation:
     """A file (and optionally a line) the tool touched."""
 
@@ -248,7 +248,7 @@ class ToolLocation:
     line: int | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ToolUpdate:
     """A cumulative snapshot of one tool call. Replace by ``id`` on every update; never merge."""
 
@@ -271,7 +271,7 @@ class PlanEntryStatus(enum.Enum):
     COMPLETED = "completed"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class PlanEntry:
     """One line of the agent's task list."""
 
@@ -293,7 +293,7 @@ class PermissionChoice(enum.Enum):
     DENY_ALWAYS = "deny_always"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class PermissionRequest:
     """The agent asks to run ``tool``. Answer with one of ``options``, exactly once."""
 
@@ -305,7 +305,7 @@ class PermissionRequest:
     detail: str | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class QuestionChoice:
     """One selectable answer to a question."""
 
@@ -314,7 +314,7 @@ class QuestionChoice:
     description: str | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Question:
     """One question of a ``QuestionRequest``."""
 
@@ -326,7 +326,7 @@ class Question:
     allows_free_text: bool = True
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class QuestionRequest:
     """The agent asks the user ``questions``; answer with one ``QuestionAnswer`` each, in order."""
 
@@ -337,7 +337,7 @@ class QuestionRequest:
 Request = Union[PermissionRequest, QuestionRequest]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class QuestionAnswer:
     """Base of one question's answer: ``QuestionAnswer.text(...)`` or ``QuestionAnswer.choices([...])``."""
 
@@ -352,21 +352,21 @@ class QuestionAnswer:
         return ChoicesAnswer(tuple(choice_ids))
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class TextAnswer(QuestionAnswer):
     """A free-text answer to one question."""
 
     value: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ChoicesAnswer(QuestionAnswer):
     """Chosen choice ids for one question."""
 
     ids: tuple[str, ...] = attrs.field(converter=_tuple)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Answer:
     """Base of answers: ``Answer.permission(choice)`` or ``Answer.question([...])``."""
 
@@ -381,14 +381,14 @@ class Answer:
         return QuestionsAnswer(tuple(answers))
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class PermissionAnswer(Answer):
     """The answer to a permission request."""
 
     choice: PermissionChoice
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class QuestionsAnswer(Answer):
     """The answers to a question request, one per question."""
 
@@ -426,7 +426,7 @@ def _string_set(values: Iterable[str]) -> frozenset[str]:
     return values if isinstance(values, frozenset) else frozenset(values)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Capabilities:
     """The capability set a connection reports, plus the MCP transports it accepts."""
 
@@ -466,7 +466,7 @@ class AuthKind(enum.Enum):
     OTHER = "other"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Account:
     """What the agent said about the logged-in account."""
 
@@ -474,7 +474,7 @@ class Account:
     plan: str | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Authenticated:
     """The agent is logged in."""
 
@@ -482,14 +482,14 @@ class Authenticated:
     account: Account | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Unauthenticated:
     """The agent is logged out; ``login`` lists what the user can do about it."""
 
     login: tuple[LoginMethod, ...] = attrs.field(default=(), converter=_tuple)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class AuthUnknown:
     """The agent did not say whether it is logged in."""
 
@@ -497,7 +497,7 @@ class AuthUnknown:
 AuthStatus = Union[Authenticated, Unauthenticated, AuthUnknown]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ConfigChoice:
     """One value a select option offers. ``aliases`` are other spellings ``configure`` takes for it
     (the portable mode names, e.g. ``accept-edits`` for Claude Code's ``acceptEdits``); the
@@ -509,7 +509,7 @@ class ConfigChoice:
     aliases: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SelectKind:
     """A dropdown: exactly one of ``choices``."""
 
@@ -530,7 +530,7 @@ class SelectKind:
         return None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class BooleanKind:
     """A toggle."""
 
@@ -538,7 +538,7 @@ class BooleanKind:
 ConfigKind = Union[SelectKind, BooleanKind]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ConfigOption:
     """One setting the agent exposes. ``live`` options can change mid-session via ``configure``;
     ``between_turns`` ones only while idle (the engine holds a mid-turn change until the turn ends)."""
@@ -576,7 +576,7 @@ class ConfigOption:
         return value
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SlashCommand:
     """A slash command the agent accepts as a plain prompt (``/name args``)."""
 
@@ -585,7 +585,7 @@ class SlashCommand:
     input_hint: str | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class AgentDetails:
     """What the agent told anyagent about itself: version, login, capabilities, settings, commands."""
 
@@ -611,7 +611,7 @@ class SessionStatus(enum.Enum):
     NEEDS_INPUT = "needs_input"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SessionInfo:
     """A snapshot of one session: its agent, details, settings, resume token, title and status."""
 
@@ -624,7 +624,7 @@ class SessionInfo:
     status: SessionStatus = SessionStatus.IDLE
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class PlanUsageWindow:
     """One quota window (e.g. five hours, a week) and how much of it is used."""
 
@@ -633,7 +633,7 @@ class PlanUsageWindow:
     resets_at: datetime | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class PlanUsage:
     """The account's subscription quota, as the agent reported it."""
 
@@ -739,14 +739,14 @@ def _attribute_docs(cls: type) -> dict[str, str]:
 # Event kinds
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class TurnStarted:
     """A turn began: by a prompt (``PromptOrigin``) or by the agent itself (``AgentOrigin``)."""
 
     origin: TurnOrigin
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class TurnEnded:
     """The turn is over, exactly once per turn. ``background`` lists tools still running."""
 
@@ -754,7 +754,7 @@ class TurnEnded:
     background: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class TextDelta:
     """Assistant output; append to message ``message_id``."""
 
@@ -762,7 +762,7 @@ class TextDelta:
     text: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ReasoningDelta:
     """The agent's thinking; append to message ``message_id``."""
 
@@ -770,7 +770,7 @@ class ReasoningDelta:
     text: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class UserMessage:
     """User content the provider originated (a parent steering a subagent), never your own prompt."""
 
@@ -778,21 +778,21 @@ class UserMessage:
     text: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class MessageEnded:
     """No more deltas will arrive for ``message_id``."""
 
     message_id: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ToolUpdated:
     """A tool call changed; ``tool`` is the whole new snapshot."""
 
     tool: ToolUpdate
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ToolOutputDelta:
     """Streamed output of the running tool ``tool_id``."""
 
@@ -800,42 +800,42 @@ class ToolOutputDelta:
     text: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class PlanUpdated:
     """The agent's whole task list, replacing the previous one."""
 
     entries: tuple[PlanEntry, ...] = attrs.field(converter=_tuple)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class RequestOpened:
     """The agent waits for an answer to ``request``."""
 
     request: Request
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class RequestClosed:
     """``request_id`` is resolved: answered, withdrawn, or its turn ended. Clear the UI here."""
 
     request_id: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SessionUpdated:
     """New session snapshot after configure, rollback, a rename or a capability seen first."""
 
     info: SessionInfo
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class StatusChanged:
     """The session's status flipped; emitted only on change."""
 
     status: SessionStatus
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ContextUsage:
     """How full this session's context window is."""
 
@@ -844,19 +844,19 @@ class ContextUsage:
     cost_usd: float | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ContextCompacted:
     """The agent compacted its context; the next ``ContextUsage`` drops."""
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class PlanUsageUpdated:
     """The account's quota, pushed without asking."""
 
     usage: PlanUsage
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Diagnostic:
     """Non-fatal but worth logging: a stall, a rejected rollback, an unknown frame."""
 
@@ -884,7 +884,7 @@ EventKind = Union[
 ]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Event:
     """One thing that happened in a session, in order.
 
@@ -904,21 +904,21 @@ class Event:
 # Prompts and deliveries
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Started:
     """The session was idle; the prompt began turn ``turn_id``."""
 
     turn_id: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Steered:
     """The prompt went into the running turn ``turn_id``."""
 
     turn_id: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Queued:
     """The prompt waits behind ``position`` others (0 = next)."""
 
@@ -928,7 +928,7 @@ class Queued:
 DeliveryKind = Union[Started, Steered, Queued]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Delivery:
     """What happened to a prompt: ``kind`` is ``Started``, ``Steered`` or ``Queued``."""
 
@@ -936,7 +936,7 @@ class Delivery:
     kind: DeliveryKind
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Input:
     """A prompt: text plus file attachments. ``Input.text("…").attach("shot.png")``."""
 
@@ -973,10 +973,13 @@ def as_tuple(values: Sequence[Any] | Iterable[Any]) -> tuple[Any, ...]:
     return _tuple(values)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class PlanUsageEntry:
     """One agent's quota for a dashboard: ``usage``, or ``error`` when it could not be read."""
 
     agent: AgentInstallation
     usage: PlanUsage | None = None
     error: str | None = None
+
+
+_shared_reprs(globals())  # the value classes above say repr=False: one shared __repr__

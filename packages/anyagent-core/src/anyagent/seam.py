@@ -75,6 +75,7 @@ from ._types import (
     _frozen_mapping,
     _tuple,
 )
+from ._values import _shared_reprs
 
 if TYPE_CHECKING:
     from ._installation import AgentInstallation, AgentProfile
@@ -107,6 +108,7 @@ __all__ = [
     "SteerResult",
     "ToolBackgrounded",
     "TurnAck",
+    "lazy_exports",
     "TurnEnd",
 ]
 
@@ -123,7 +125,7 @@ _YIELD_EVERY = 64
 # engine → adapter
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class StartTurn:
     """Start turn ``turn_id`` with ``input``. Answer ``TurnAck`` first, end with ``TurnEnd``."""
 
@@ -131,14 +133,14 @@ class StartTurn:
     turn_id: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Steer:
     """Fold ``input`` into the running turn. Answer ``SteerResult``."""
 
     input: Input
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class AnswerRequest:
     """Send the (validated) ``answer`` to request ``request_id``."""
 
@@ -146,7 +148,7 @@ class AnswerRequest:
     answer: Answer
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Configure:
     """Apply a (validated) config change; confirm with ``InfoChanged``, refuse with a diagnostic."""
 
@@ -154,7 +156,7 @@ class Configure:
     value: ConfigValue
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Rollback:
     """Rewind ``turns`` completed turns in ``scope``; confirm with ``InfoChanged``."""
 
@@ -162,24 +164,24 @@ class Rollback:
     scope: RollbackScope
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Compact:
     """Ask the agent to compact; it runs as an agent turn that the adapter ends with ``TurnEnd``."""
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Cancel:
     """Stop the running turn; end it with ``TurnEnd(Cancelled())``."""
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Decline:
     """The engine closed request ``request_id`` unanswered: tell the wire no if it is waiting."""
 
     request_id: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Close:
     """Shut the agent down and return from ``Driver.run``."""
 
@@ -191,7 +193,7 @@ DriverCommand = Union[StartTurn, Steer, AnswerRequest, Configure, Rollback, Comp
 # adapter → engine
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Content:
     """The agent produced ``kind``; ``parent_tool_id`` names the subagent tool it came from."""
 
@@ -200,12 +202,12 @@ class Content:
     extensions: Mapping[str, JSON] = attrs.field(default=None, converter=_frozen_mapping)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class TurnAck:
     """The turn the engine asked for has started; what follows belongs to it."""
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class TurnEnd:
     """The wire says the turn is over. With ``parent_tool_id`` it is a subagent's end (consumed).
 
@@ -218,21 +220,21 @@ class TurnEnd:
     turn_id: str | None = None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SteerResult:
     """The answer to ``Steer``: accepted, or rejected (the engine re-queues the prompt at the head)."""
 
     accepted: bool
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class RequestWithdrawn:
     """The agent withdrew request ``request_id`` before it was answered."""
 
     request_id: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ToolBackgrounded:
     """Tool ``tool_id`` keeps running after its turn (a background shell, an async subagent): the
     engine leaves it active and lists it in ``TurnEnded.background`` instead of ending it."""
@@ -240,7 +242,7 @@ class ToolBackgrounded:
     tool_id: str
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class DriverInfo:
     """What a connection reports: details, settings, resume token, and how its wire behaves.
 
@@ -260,21 +262,21 @@ class DriverInfo:
     event_buffer: int = 64
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class InfoChanged:
     """The agent's settings, capabilities, token or title changed; the engine emits ``SessionUpdated``."""
 
     info: DriverInfo
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class AuthLost:
     """Credentials stopped working mid-session: the engine fails the turn and raises ``AuthRequired``."""
 
     login: tuple[LoginMethod, ...] = attrs.field(default=(), converter=_tuple)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Exited:
     """The process died: exit ``status`` and the tail of its stderr (sent once, before ``run`` returns)."""
 
@@ -364,7 +366,7 @@ class DriverLink:
         await self.send(Exited(status, stderr))
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ConnectRequest:
     """What ``Adapter.connect`` gets: the installation, its catalog profile (None for a custom
     agent), the caller's options, the session id the engine minted, and the environment to
@@ -430,3 +432,31 @@ def unbounded_commands() -> tuple[MemoryObjectSendStream[DriverCommand], MemoryO
 def event_channel(size: int) -> tuple[MemoryObjectSendStream[DriverEvent], MemoryObjectReceiveStream[DriverEvent]]:
     """The adapter → engine channel, bounded to ``size`` for back-pressure."""
     return anyio.create_memory_object_stream[DriverEvent](max(1, size))
+
+
+def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], object]:
+    """A module ``__getattr__`` for an adapter package's ``__init__``: each public name in ``names``
+    (name → the submodule that defines it, relative: ``".adapter"``) is imported on first access,
+    so the entry point loading ``package.plugin`` does not import the adapter, its wire and its
+    driver. Keep the real imports under ``if typing.TYPE_CHECKING:`` for type checkers::
+
+        if typing.TYPE_CHECKING:
+            from .adapter import MyAdapter
+        else:
+            __getattr__ = seam.lazy_exports(__name__, {"MyAdapter": ".adapter"})
+    """
+    import importlib
+    import sys
+
+    def __getattr__(name: str) -> object:
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module, package), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__
+
+
+_shared_reprs(globals())  # the value classes above say repr=False: one shared __repr__

@@ -7,9 +7,25 @@
 
 from __future__ import annotations
 
-from .adapter import CAPABILITIES, OpencodeAdapter, OpencodeDriver
-from .profile import PROFILE
-from .translate import Translator
+import typing
+
+from anyagent import seam
+
+if typing.TYPE_CHECKING:  # imported on first access: loading the plugin does not load the adapter
+    from .adapter import CAPABILITIES, OpencodeAdapter, OpencodeDriver
+    from .profile import PROFILE
+    from .translate import Translator
+else:
+    __getattr__ = seam.lazy_exports(
+        __name__,
+        {
+            "CAPABILITIES": ".adapter",
+            "OpencodeAdapter": ".adapter",
+            "OpencodeDriver": ".adapter",
+            "PROFILE": ".profile",
+            "Translator": ".translate",
+        },
+    )
 
 __all__ = ["CAPABILITIES", "PROFILE", "OpencodeAdapter", "OpencodeDriver", "Translator"]
 __version__ = "0.1.0"

@@ -7,19 +7,26 @@ or explicitly: ``Runtime(plugins=[anyagent_opencode.plugin])``.
 from __future__ import annotations
 
 import anyagent
-from anyagent import AgentProfile
+from anyagent import AgentProfile, Register
 from anyagent.seam import Adapter
 
-from .adapter import OpencodeAdapter
 from .profile import PROFILE
 
 __all__ = ["anyagent_adapters", "anyagent_agents"]
 
 
+def _adapter() -> Adapter:
+    """A new ``OpencodeAdapter``: its module (the wire, the driver) is imported here, when a session
+    opens, not when the plugin loads."""
+    from .adapter import OpencodeAdapter
+
+    return OpencodeAdapter()
+
+
 @anyagent.hookimpl
-def anyagent_adapters() -> list[type[Adapter]]:
+def anyagent_adapters(register: Register) -> None:
     """The adapter for the ``opencode`` wire."""
-    return [OpencodeAdapter]
+    register.adapter(_adapter, wire="opencode")
 
 
 @anyagent.hookimpl

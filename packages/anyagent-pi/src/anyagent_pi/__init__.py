@@ -10,10 +10,26 @@ To choose plugins explicitly: ``Runtime(plugins=[anyagent_pi.plugin])``.
 
 from __future__ import annotations
 
-from .adapter import CAPABILITIES, PiAdapter
-from .gate import GATE_OPTION
-from .profile import PROFILE
-from .translate import Translator
+import typing
+
+from anyagent import seam
+
+if typing.TYPE_CHECKING:  # imported on first access: loading the plugin does not load the adapter
+    from .adapter import CAPABILITIES, PiAdapter
+    from .gate import GATE_OPTION
+    from .profile import PROFILE
+    from .translate import Translator
+else:
+    __getattr__ = seam.lazy_exports(
+        __name__,
+        {
+            "CAPABILITIES": ".adapter",
+            "GATE_OPTION": ".gate",
+            "PROFILE": ".profile",
+            "PiAdapter": ".adapter",
+            "Translator": ".translate",
+        },
+    )
 
 __all__ = ["CAPABILITIES", "GATE_OPTION", "PROFILE", "PiAdapter", "Translator"]
 __version__ = "0.1.0"
