@@ -55,7 +55,8 @@ def fake_driver(full: list[Notification] | None) -> Any:
     async def send(event: seam.DriverEvent) -> None:
         sent.append(event)
 
-    fake = SimpleNamespace(_thread_id=THREAD, _translator=Translator(), _loop=SimpleNamespace(send=send), sent=sent)
+    loop = SimpleNamespace(send=send, link=SimpleNamespace(send=send))
+    fake = SimpleNamespace(_thread_id=THREAD, _translator=Translator(), _loop=loop, sent=sent)
     if full is not None:
 
         async def on_notification(note: Notification) -> None:

@@ -236,7 +236,7 @@ class CodexDriver(seam.Driver):
             ):
                 fast = self._translator.text_delta(params)  # the flood: no dispatch, one event
                 if fast is not None:
-                    await self._loop.send(fast)
+                    await self._loop.link.send(fast)  # frames are read only while the loop runs
                     return
             await self._on_notification(message)
         elif isinstance(message, Notification):

@@ -362,7 +362,7 @@ class OpencodeDriver(seam.Driver):
                 return  # after a resync this part's text comes from its snapshots only
             fast = self.translator.fast_delta(frame)
             if fast is not None:
-                await self.loop.send(fast)
+                await self.loop.link.send(fast)  # frames are read only while the loop runs
                 return
         elif isinstance(frame, _Resync):
             await self._resync()
