@@ -40,14 +40,14 @@ from _flood import alternate, anyagent_turn, codex_producer, installed, median, 
 import anyagent_codex.plugin
 from anyagent import AgentInstallation, Runtime, SessionOptions
 
-HANDSHAKE = [
+HANDSHAKE: list[dict[str, Any]] = [
     {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "bare"}, "capabilities": {}}},
     {"method": "initialized"},
     {"id": 2, "method": "account/read", "params": {}},
     {"id": 3, "method": "model/list", "params": {}},
     {"id": 4, "method": "thread/start", "params": {"cwd": "/tmp"}},
 ]
-TURN = {"id": 6, "method": "turn/start", "params": {"threadId": "thr-bench", "input": []}}
+TURN: dict[str, Any] = {"id": 6, "method": "turn/start", "params": {"threadId": "thr-bench", "input": []}}
 
 
 def _line(frame: dict[str, Any]) -> bytes:
@@ -143,7 +143,8 @@ def main() -> None:
         installed("trio")  # the trio contender's first run does not pay for importing it
         if n:
             rates, cpu_rates = alternate(contenders, args.runs, n)
-            print(f"codex wire: {n:,} item/agentMessage/delta notifications, spawn → turn end, median (min–max) of {args.runs}")
+            what = f"{n:,} item/agentMessage/delta notifications"
+            print(f"codex wire: {what}, spawn → turn end, median (min–max) of {args.runs}")
             report(rates, cpu_rates, "deltas", None)
         if args.opens:
             small = codex_producer(directory / "small", 10)
@@ -165,4 +166,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -5,6 +5,7 @@ whatever the chunking, and ``receive_nowait`` hands out exactly the events alrea
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import AsyncIterator
 
@@ -41,7 +42,7 @@ def streams(draw: st.DrawFn) -> list[bytes]:
     data = text.encode()
     cuts = sorted(draw(st.sets(st.integers(0, len(data)), max_size=8)))
     edges = [0, *cuts, len(data)]
-    return [data[a:b] for a, b in zip(edges, edges[1:]) if b > a]
+    return [data[a:b] for a, b in itertools.pairwise(edges) if b > a]
 
 
 class _Chunks(httpx.AsyncByteStream):
@@ -96,7 +97,7 @@ def test_decoding_equals_httpx_sse(chunks: list[bytes], nowait: bool) -> None:
 
 
 def test_receive_nowait_takes_what_one_chunk_held_then_waits() -> None:
-    chunks = [b'data: {"n": 1}\n\ndata: {"n": 2}\r\n\r\ndata: {"n"', b': 3}\n\n']
+    chunks = [b'data: {"n": 1}\n\ndata: {"n": 2}\r\n\r\ndata: {"n"', b": 3}\n\n"]
 
     async def read() -> None:
         stream = SseStream(_response(chunks), 1, None)
