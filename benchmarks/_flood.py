@@ -45,6 +45,11 @@ def write(data):
     view = memoryview(data)
     while view:
         view = view[out.write(view):]
+def requests():
+    for line in sys.stdin.buffer:
+        if line.strip():
+            frame = json.loads(line)
+            yield frame.get("method"), frame.get("id")
 """
 
 _CLAUDE_PRODUCER = (
@@ -76,11 +81,7 @@ _ACP_PRODUCER = (
     + r"""
 def answer(request_id, result):
     write((json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}) + "\n").encode())
-for line in sys.stdin.buffer:
-    if not line.strip():
-        continue
-    frame = json.loads(line)
-    method, request_id = frame.get("method"), frame.get("id")
+for method, request_id in requests():
     if method is None:
         continue
     if method == "initialize":
@@ -110,11 +111,7 @@ RESULTS = {
                      "sandbox": {"type": "workspaceWrite"}},
     "skills/list": {"data": []},
 }
-for line in sys.stdin.buffer:
-    if not line.strip():
-        continue
-    frame = json.loads(line)
-    method, request_id = frame.get("method"), frame.get("id")
+for method, request_id in requests():
     if request_id is None:
         continue
     if method == "turn/start":
