@@ -68,14 +68,8 @@ SID = "ses_bench"
 def ev(kind, **props):
     event = {"id": "evt_" + kind + str(props.get("status", "")), "type": kind, "properties": props}
     return ("data: " + json.dumps(event) + "\n\n").encode()
-head = ev("session.status", sessionID=SID, status={"type": "busy"})
-body = bytearray(head)
-for k in range(N):
-    props = {"sessionID": SID, "messageID": "msg_1", "partID": "prt_1", "field": "text", "delta": "w%d " % k}
-    event = {"id": "evt_%d" % k, "type": "message.part.delta", "properties": props}
-    body += ("data: " + json.dumps(event) + "\n\n").encode()
-body += ev("session.status", sessionID=SID, status={"type": "idle"})
-FLOOD = bytes(body)
+with open(sys.argv[sys.argv.index("--flood") + 1], "rb") as f:
+    FLOOD = f.read()  # rendered by the bench beforehand: the server starts as fast as it can
 streams = []
 lock = threading.Condition()
 
@@ -128,12 +122,28 @@ server.serve_forever()
 """
 
 
+def flood_bytes(n: int) -> bytes:
+    """busy, ``n`` ``message.part.delta`` text events, idle: the SSE bytes the server writes."""
+
+    def event(event_id: str, kind: str, props: dict[str, Any]) -> bytes:
+        return ("data: " + json.dumps({"id": event_id, "type": kind, "properties": props}) + "\n\n").encode()
+
+    body = [event("evt_busy", "session.status", {"sessionID": "ses_bench", "status": {"type": "busy"}})]
+    for k in range(n):
+        props = {"sessionID": "ses_bench", "messageID": "msg_1", "partID": "prt_1", "field": "text", "delta": f"w{k} "}
+        body.append(event(f"evt_{k}", "message.part.delta", props))
+    body.append(event("evt_idle", "session.status", {"sessionID": "ses_bench", "status": {"type": "idle"}}))
+    return b"".join(body)
+
+
 def write_flood_opencode(directory: Path, n: int) -> Path:
     """An executable ``opencode`` that serves the flood (``serve --port P`` as the adapter launches it)."""
     script = directory / "flood_server.py"
     script.write_text(FLOOD_SERVER)
+    flood = directory / f"flood-{n}.sse"
+    flood.write_bytes(flood_bytes(n))
     exe = directory / "opencode"
-    exe.write_text(f'#!/bin/sh\nexec {sys.executable} {script} --events {n} "$@"\n')
+    exe.write_text(f'#!/bin/sh\nexec {sys.executable} {script} --events {n} --flood {flood} "$@"\n')
     exe.chmod(0o755)
     return exe
 
