@@ -7,14 +7,17 @@ rendered to a file beforehand: the producer costs a file read and a pipe write, 
 consumer reaches is the consumer's own (the bare ``readline()+json.loads`` loop, printed beside
 every contender, shows the ceiling).
 
-Two wires:
+Three wires:
 
 * ``claude``: ``claude -p --input-format stream-json``: answers every ``control_request``
   (``initialize`` with the recorded body, anything else with an error), and on a ``user`` frame
   writes ``system/init`` … ``stream_event`` text deltas … ``assistant`` … ``result``;
 * ``acp``: an ACP agent (JSON-RPC over stdio): answers ``initialize``, ``session/new`` and, on
   ``session/prompt``, writes ``n`` ``session/update`` ``agent_message_chunk`` notifications and
-  then the prompt's response (``stopReason: end_turn``).
+  then the prompt's response (``stopReason: end_turn``);
+* ``codex``: ``codex app-server`` (JSON-RPC without ``jsonrpc``): answers the handshake requests
+  by method and, on ``turn/start``, writes its answer and ``n`` ``item/agentMessage/delta``
+  notifications up to ``turn/completed``.
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ def write(data):
     view = memoryview(data)
     while view:
         view = view[out.write(view):]
+def requests():
+    for line in sys.stdin.buffer:
+        if line.strip():
+            frame = json.loads(line)
+            yield frame.get("method"), frame.get("id")
 """
 
 _CLAUDE_PRODUCER = (
@@ -73,11 +81,7 @@ _ACP_PRODUCER = (
     + r"""
 def answer(request_id, result):
     write((json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}) + "\n").encode())
-for line in sys.stdin.buffer:
-    if not line.strip():
-        continue
-    frame = json.loads(line)
-    method, request_id = frame.get("method"), frame.get("id")
+for method, request_id in requests():
     if method is None:
         continue
     if method == "initialize":
@@ -91,6 +95,29 @@ for line in sys.stdin.buffer:
     elif request_id is not None:
         write((json.dumps({"jsonrpc": "2.0", "id": request_id,
                "error": {"code": -32601, "message": "method not found"}}) + "\n").encode())
+"""
+)
+
+
+_CODEX_PRODUCER = (
+    _PRELUDE
+    + r"""
+RESULTS = {
+    "initialize": {"userAgent": "bench/0.171.0 (bench)", "codexHome": "/tmp", "platformFamily": "unix"},
+    "account/read": {"account": None, "requiresOpenaiAuth": False},
+    "model/list": {"data": [{"id": "fake", "model": "fake", "displayName": "Fake", "hidden": False,
+                             "supportedReasoningEfforts": [], "isDefault": True}]},
+    "thread/start": {"thread": {"id": "thr-bench"}, "model": "fake", "approvalPolicy": "on-request",
+                     "sandbox": {"type": "workspaceWrite"}},
+    "skills/list": {"data": []},
+}
+for method, request_id in requests():
+    if request_id is None:
+        continue
+    if method == "turn/start":
+        write(turn.replace(b"@ID@", json.dumps(request_id).encode()))
+    else:
+        write((json.dumps({"id": request_id, "result": RESULTS.get(method, {})}) + "\n").encode())
 """
 )
 
@@ -168,6 +195,30 @@ def acp_producer(directory: Path, n: int) -> Path:
     turn = directory / f"acp-turn-{n}.jsonl"
     turn.write_bytes(acp_turn_bytes(n))
     return _executable(directory / f"acp-flood-{n}", _ACP_PRODUCER, turn)
+
+
+def codex_turn_bytes(n: int) -> bytes:
+    """``turn/start``'s answer, ``turn/started``, ``n`` ``item/agentMessage/delta`` notifications,
+    the message's ``item/completed`` and ``turn/completed`` (``@ID@``: the request id)."""
+    ids = '"threadId":"thr-bench","turnId":"turn-bench"'
+    lines = ['{"id":@ID@,"result":{"turn":{"id":"turn-bench","status":"inProgress"}}}']
+    lines.append('{"method":"turn/started","params":{"threadId":"thr-bench","turn":{"id":"turn-bench"}}}')
+    for k in range(n):
+        params = {"threadId": "thr-bench", "turnId": "turn-bench", "itemId": "msg-1", "delta": f"w{k} "}
+        lines.append(json.dumps({"method": "item/agentMessage/delta", "params": params}, separators=(",", ":")))
+    lines.append(f'{{"method":"item/completed","params":{{{ids},"item":{{"type":"agentMessage","id":"msg-1"}}}}}}')
+    done = '{"threadId":"thr-bench","turn":{"id":"turn-bench","status":"completed"}}'
+    lines.append(f'{{"method":"turn/completed","params":{done}}}')
+    return ("\n".join(lines) + "\n").encode()
+
+
+def codex_producer(directory: Path, n: int) -> Path:
+    """A fake ``codex app-server`` executable in ``directory``: answers the handshake requests by
+    method and floods ``n`` agent-message deltas per ``turn/start``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    turn = directory / f"codex-turn-{n}.jsonl"
+    turn.write_bytes(codex_turn_bytes(n))
+    return _executable(directory / f"codex-flood-{n}", _CODEX_PRODUCER, turn)
 
 
 def spread(values: list[float]) -> str:

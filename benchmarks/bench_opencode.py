@@ -9,11 +9,14 @@ Target <= 50 ms.
 
 (b) Events/s on a flood of ``message.part.delta`` text events from a loopback server that is never
 the bottleneck (a stand-in ``opencode`` in a separate process: every event pre-serialized, written
-in 256 KiB chunks), read two ways in the same run, each timed from the prompt to the turn's end:
+in 256 KiB chunks). Every contender spawns its own server and is timed spawn → turn end (the
+stream alone, prompt → turn end, is printed beside), in one run, in an order that rotates each
+round; medians of ``--runs`` with (min–max), wall and per CPU-second of this host process:
 
-- anyagent: ``Runtime`` + the opencode adapter + the engine, counting ``TextDelta`` events;
-- bare: an ``httpx-sse`` loop on the same server's ``/event``, counting the parsed events.
-
+- bare: an ``httpx-sse`` loop on the server's ``/event`` (spawn → listening line → stream → the
+  prompt → idle), counting the parsed events (the ceiling);
+- anyagent asyncio / trio: ``Runtime.open`` + the opencode adapter + the engine, counting
+  ``TextDelta`` events until ``TurnEnded``;
 - opencode-ai (if installed): the official Python client's ``event.list()`` stream, same timing.
 
 Target: anyagent >= 50% of bare.
@@ -32,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +45,18 @@ import httpx_sse
 
 import anyagent
 from anyagent import AgentInstallation, Runtime, SessionOptions, TextDelta, TurnEnded
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _flood import alternate, installed, report, spread
+
+STREAM: dict[str, list[float]] = {}
+"""Each contender's stream rate (prompt → turn end), beside the spawn → turn end rate."""
+
+
+def _stream_rate(name: str, n: int, seconds: float) -> None:
+    STREAM.setdefault(name, []).append(n / seconds)
+
 
 FLOOD_SERVER = r"""
 import json, re, socket, sys, threading
@@ -52,14 +68,8 @@ SID = "ses_bench"
 def ev(kind, **props):
     event = {"id": "evt_" + kind + str(props.get("status", "")), "type": kind, "properties": props}
     return ("data: " + json.dumps(event) + "\n\n").encode()
-head = ev("session.status", sessionID=SID, status={"type": "busy"})
-body = bytearray(head)
-for k in range(N):
-    props = {"sessionID": SID, "messageID": "msg_1", "partID": "prt_1", "field": "text", "delta": "w%d " % k}
-    event = {"id": "evt_%d" % k, "type": "message.part.delta", "properties": props}
-    body += ("data: " + json.dumps(event) + "\n\n").encode()
-body += ev("session.status", sessionID=SID, status={"type": "idle"})
-FLOOD = bytes(body)
+with open(sys.argv[sys.argv.index("--flood") + 1], "rb") as f:
+    FLOOD = f.read()  # rendered by the bench beforehand: the server starts as fast as it can
 streams = []
 lock = threading.Condition()
 
@@ -112,12 +122,28 @@ server.serve_forever()
 """
 
 
+def flood_bytes(n: int) -> bytes:
+    """busy, ``n`` ``message.part.delta`` text events, idle: the SSE bytes the server writes."""
+
+    def event(event_id: str, kind: str, props: dict[str, Any]) -> bytes:
+        return ("data: " + json.dumps({"id": event_id, "type": kind, "properties": props}) + "\n\n").encode()
+
+    body = [event("evt_busy", "session.status", {"sessionID": "ses_bench", "status": {"type": "busy"}})]
+    for k in range(n):
+        props = {"sessionID": "ses_bench", "messageID": "msg_1", "partID": "prt_1", "field": "text", "delta": f"w{k} "}
+        body.append(event(f"evt_{k}", "message.part.delta", props))
+    body.append(event("evt_idle", "session.status", {"sessionID": "ses_bench", "status": {"type": "idle"}}))
+    return b"".join(body)
+
+
 def write_flood_opencode(directory: Path, n: int) -> Path:
     """An executable ``opencode`` that serves the flood (``serve --port P`` as the adapter launches it)."""
     script = directory / "flood_server.py"
     script.write_text(FLOOD_SERVER)
+    flood = directory / f"flood-{n}.sse"
+    flood.write_bytes(flood_bytes(n))
     exe = directory / "opencode"
-    exe.write_text(f'#!/bin/sh\nexec {sys.executable} {script} --events {n} "$@"\n')
+    exe.write_text(f'#!/bin/sh\nexec {sys.executable} {script} --events {n} --flood {flood} "$@"\n')
     exe.chmod(0o755)
     return exe
 
@@ -147,21 +173,26 @@ class _Plugin:
         register.profile(PROFILE)
 
 
-async def anyagent_flood(exe: Path, workdir: Path, n: int) -> float:
+async def anyagent_flood(exe: Path, workdir: Path, n: int, name: str = "anyagent") -> float:
     async with Runtime(plugins=[_Plugin(dict(os.environ))]) as runtime:
+        runtime.prewarm()  # what an app does at start-up: plugins load before the first open
+        spawned = time.perf_counter()
         session, events = await runtime.open(AgentInstallation.at("opencode", exe), SessionOptions.in_dir(workdir))
         async with session:
-            count = 0
+            chars = 0
             start = time.perf_counter()
             await session.prompt("flood")
             async for event in events:
-                if isinstance(event.kind, TextDelta):
-                    count += 1
-                elif isinstance(event.kind, TurnEnded):
+                kind = event.kind
+                if isinstance(kind, TextDelta):
+                    chars += len(kind.text)
+                elif isinstance(kind, TurnEnded):
                     break
-            elapsed = time.perf_counter() - start
-    assert count == n, f"anyagent saw {count} deltas of {n}"
-    return n / elapsed
+            end = time.perf_counter()
+    expected = sum(len(f"w{k} ") for k in range(n))
+    assert chars == expected, f"anyagent saw {chars} characters of {expected}"  # merged when it lags, never lost
+    _stream_rate(name, n, end - start)
+    return n / (end - spawned)
 
 
 def _start_flood(exe: Path, workdir: Path) -> tuple[subprocess.Popen[str], str]:
@@ -173,6 +204,7 @@ def _start_flood(exe: Path, workdir: Path) -> tuple[subprocess.Popen[str], str]:
 
 
 async def bare_flood(exe: Path, workdir: Path, n: int) -> float:
+    spawned = time.perf_counter()
     process, url = await anyio.to_thread.run_sync(_start_flood, exe, workdir)
     try:
         async with (
@@ -191,12 +223,13 @@ async def bare_flood(exe: Path, workdir: Path, n: int) -> float:
                     count += 1
                 elif kind == "session.status" and event["properties"]["status"]["type"] == "idle":
                     break
-            elapsed = time.perf_counter() - start
+            end = time.perf_counter()
     finally:
         process.terminate()
         process.wait()
     assert count == n, f"bare saw {count} deltas of {n}"
-    return n / elapsed
+    _stream_rate("bare", n, end - start)
+    return n / (end - spawned)
 
 
 async def bare_open(exe: Path, env: dict[str, str], workdir: Path) -> tuple[float, float]:
@@ -240,6 +273,7 @@ async def official_flood(exe: Path, workdir: Path, n: int) -> float | None:
         from opencode_ai import AsyncOpencode
     except ImportError:
         return None
+    spawned = time.perf_counter()
     process, url = await anyio.to_thread.run_sync(_start_flood, exe, workdir)
     try:
         async with AsyncOpencode(base_url=url, timeout=None) as client, httpx.AsyncClient(base_url=url) as poster:
@@ -255,12 +289,13 @@ async def official_flood(exe: Path, workdir: Path, n: int) -> float | None:
                     count += 1
                 elif kind == "session.status" and "idle" in str(getattr(event, "properties", "")):
                     break
-            elapsed = time.perf_counter() - start
+            end = time.perf_counter()
     finally:
         process.terminate()
         process.wait()
     assert count == n, f"opencode-ai saw {count} deltas of {n}"
-    return n / elapsed
+    _stream_rate("opencode-ai", n, end - start)
+    return n / (end - spawned)
 
 
 def _free_port() -> int:
@@ -296,34 +331,40 @@ async def open_latency(runs: int) -> tuple[list[float], list[float], list[float]
     return listening, bare, opened
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=50_000, help="text deltas in the flood")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--no-open", action="store_true", help="skip the open-latency part (real opencode)")
-    args = parser.parse_args()
+def flood(n: int, runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        exe = write_flood_opencode(directory, args.n)
-        ours, bare, official = [], [], []
-        for _ in range(args.runs):
-            bare.append(await bare_flood(exe, directory, args.n))
-            ours.append(await anyagent_flood(exe, directory, args.n))
-            official.append(await official_flood(exe, directory, args.n))
-    b, o = statistics.median(bare), statistics.median(ours)
-    print(f"opencode SSE flood, {args.n} deltas, median of {args.runs}:")
-    print(f"  bare httpx-sse loop   {b:12,.0f} events/s")
-    print(f"  anyagent (adapter+engine) {o:8,.0f} events/s  = {o / b:.0%} of bare (target >= 50%)")
-    rates = [rate for rate in official if rate is not None]
-    if rates:
-        c = statistics.median(rates)
-        ratio = o / c
-        print(f"  opencode-ai client      {c:10,.0f} events/s  = {c / b:.0%} of bare; anyagent/opencode-ai {ratio:.2f}")
-    else:
-        print("  opencode-ai client: not installed (pip install opencode-ai); skipped")
+        exe = write_flood_opencode(directory, n)
+        contenders: dict[str, Callable[[], float]] = {
+            "bare httpx-sse loop": lambda: anyio.run(bare_flood, exe, directory, n),
+            "anyagent asyncio": lambda: anyio.run(anyagent_flood, exe, directory, n, "anyagent asyncio"),
+            "anyagent trio": lambda: anyio.run(anyagent_flood, exe, directory, n, "anyagent trio", backend="trio"),
+        }
+        if installed("opencode_ai"):
+            contenders["opencode-ai client"] = lambda: anyio.run(official_flood, exe, directory, n) or 0.0
+        installed("trio")  # the trio contender's first run does not pay for importing it
+        rates, cpu_rates = alternate(contenders, runs, n)
+    print(f"opencode SSE flood: {n:,} message.part.delta events, spawn → turn end, median (min–max) of {runs}")
+    report(rates, cpu_rates, "events", "opencode-ai client")
+    names = {"bare httpx-sse loop": "bare", "opencode-ai client": "opencode-ai"}
+    print("  the stream alone (prompt → turn end), events/s:")
+    bare_stream = statistics.median(STREAM["bare"])
+    for name in rates:
+        values = STREAM[names.get(name, name)]
+        print(f"    {name:<26} {spread(values)}  {statistics.median(values) / bare_stream:4.0%} of bare")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=100_000, help="text deltas in the flood")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-open", action="store_true", help="skip the open-latency part (real opencode)")
+    args = parser.parse_args()
+    if args.n:
+        flood(args.n, args.runs)
     if args.no_open:
         return
-    latency = await open_latency(args.runs)
+    latency = anyio.run(open_latency, args.runs)
     if latency is None:
         print("open latency: the pinned opencode is not installed (ANYAGENT_LIVE_CACHE); skipped")
         return
@@ -336,4 +377,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    main()

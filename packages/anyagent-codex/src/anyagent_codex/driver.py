@@ -227,7 +227,19 @@ class CodexDriver(seam.Driver):
     # -- frames
 
     async def _on_frame(self, message: Message) -> None:
-        if isinstance(message, Notification):
+        if type(message) is Notification:
+            params = message.params
+            if (
+                message.method == "item/agentMessage/delta"
+                and type(params) is dict
+                and params.get("threadId") == self._thread_id
+            ):
+                fast = self._translator.text_delta(params)  # the flood: no dispatch, one event
+                if fast is not None:
+                    await self._loop.link.send(fast)  # frames are read only while the loop runs
+                    return
+            await self._on_notification(message)
+        elif isinstance(message, Notification):
             await self._on_notification(message)
         elif isinstance(message, Response):
             handler = self._responses.pop(message.id, None)

@@ -6,9 +6,12 @@ names are re-exported from ``anyagent.wire`` on first use.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import functools
 import itertools
 import json
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import cast
 
@@ -18,6 +21,7 @@ import httpx
 import httpx_sse
 
 from ._codec import _cut, _short
+from ._codec import _decode as _fast_decode
 from ._errors import ProtocolFailed
 from ._recorder import WireRecorder
 from ._types import JSON
@@ -57,6 +61,11 @@ class SseEvent:
 
 
 def _parse(text: str) -> tuple[bool, JSON]:
+    if _fast_decode is not None:  # msgspec, and ``json`` (which decides) for what it refuses
+        try:
+            return True, _fast_decode(text)  # type: ignore[arg-type]  # msgspec takes str too
+        except ValueError:
+            pass
     try:
         return True, json.loads(text)
     except (ValueError, RecursionError):
@@ -85,44 +94,106 @@ class _BoundedLines(httpx.AsyncByteStream):
 
 
 class SseStream:
-    """The events of one open event stream (from ``HttpWire.events``); iterate with ``async for``.
-    Iteration ends when the server closes the stream; a broken stream raises ``ProtocolFailed``."""
+    """The events of one open event stream (from ``HttpWire.events``); iterate with ``async for``,
+    or take the events already read with ``receive_nowait``. Iteration ends when the server closes
+    the stream; a broken stream raises ``ProtocolFailed``.
 
-    def __init__(self, source: httpx_sse.EventSource, stream_id: int, recorder: WireRecorder | None) -> None:
-        self.status = source.response.status_code
-        self._events = source.aiter_sse()
+    Decoding follows the SSE spec (lines end with CRLF, LF or CR; ``:`` comments; ``event``,
+    ``data``, ``id`` fields; a blank line dispatches; an event without data is no event; an
+    unfinished event at the end of the stream is dropped). Every chunk read is decoded whole, so
+    a flood costs one wait per chunk, not per event."""
+
+    def __init__(self, response: httpx.Response, stream_id: int, recorder: WireRecorder | None) -> None:
+        self.status = response.status_code
+        self._chunks = response.aiter_text()
         self._id = stream_id
         self._recorder = recorder
+        self._ready: collections.deque[tuple[str, str, str]] = collections.deque()  # (event, data, id)
+        self._rest = ""  # the unfinished line
+        self._skip_lf = False  # the last chunk ended with CR: a LF first in the next one ends no line
+        self._event = ""
+        self._data: list[str] = []
+        self._last_id = ""
+        self._ended = False
 
     def __aiter__(self) -> SseStream:
         return self
 
     async def __anext__(self) -> SseEvent:
-        sse = await self._next()
-        while not sse.data:  # no data, no event (SSE spec; httpx-sse yields comment-only blocks)
-            sse = await self._next()
-        parsed, value = _parse(sse.data)
-        if self._recorder is not None:
-            shape: dict[str, JSON] = {"kind": "sse", "stream": self._id, "event": sse.event, "id": sse.id or None}
-            shape.update({"data": value} if parsed else {"text": sse.data})
-            self._recorder.http(shape)
-        return SseEvent(sse.event or "message", value, sse.data, sse.id or None)
+        while not self._ready:
+            if self._ended:
+                raise StopAsyncIteration
+            await self._read()
+        return self._hand_out()
 
-    async def _next(self) -> httpx_sse.ServerSentEvent:
+    def receive_nowait(self) -> SseEvent:
+        """The next event already read from the stream, without waiting (no checkpoint);
+        ``anyio.WouldBlock`` when the next one needs a read (or the stream ended: iterate)."""
+        if not self._ready:
+            raise anyio.WouldBlock
+        return self._hand_out()
+
+    def _hand_out(self) -> SseEvent:
+        event, data, last_id = self._ready.popleft()
+        event = event or "message"
+        parsed, value = _parse(data)
+        if self._recorder is not None:
+            shape: dict[str, JSON] = {"kind": "sse", "stream": self._id, "event": event, "id": last_id or None}
+            shape.update({"data": value} if parsed else {"text": data})
+            self._recorder.http(shape)
+        return SseEvent(event, value, data, last_id or None)
+
+    async def _read(self) -> None:
         try:
-            return await self._events.__anext__()
+            text = await self._chunks.__anext__()
         except StopAsyncIteration:
+            self._ended = True
             self._record_end(None)
-            raise
+            return
         except (httpx.HTTPError, httpx_sse.SSEError) as exc:
+            self._ended = True
             self._record_end(exc)
             raise ProtocolFailed(f"the event stream broke: {_short(exc)}") from exc
         except ProtocolFailed as exc:
+            self._ended = True
             self._record_end(exc)
             raise
+        self._decode(text)
+
+    def _decode(self, text: str) -> None:
+        if self._skip_lf:
+            self._skip_lf = False
+            if text.startswith("\n"):
+                text = text[1:]
+        if "\r" in text:
+            self._skip_lf = text.endswith("\r")
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = (self._rest + text).split("\n")
+        self._rest = lines.pop()
+        data = self._data
+        for line in lines:
+            if line.startswith("data:"):
+                data.append(line[6:] if line.startswith("data: ") else line[5:])
+            elif not line:
+                if data:
+                    joined = "\n".join(data)
+                    if joined:  # no data, no event
+                        self._ready.append((self._event, joined, self._last_id))
+                    data.clear()
+                self._event = ""
+            elif line[0] != ":":
+                name, _, value = line.partition(":")
+                if value.startswith(" "):
+                    value = value[1:]
+                if name == "event":
+                    self._event = value
+                elif name == "data":
+                    data.append(value)
+                elif name == "id" and "\0" not in value:
+                    self._last_id = value
 
     async def _close(self) -> None:
-        await self._events.aclose()
+        await self._chunks.aclose()  # type: ignore[attr-defined]
 
     def _record_end(self, error: BaseException | None) -> None:
         if self._recorder is not None:
@@ -158,6 +229,7 @@ class HttpWire:
         self._stream_timeout = httpx.Timeout(timeout, connect=connect_timeout, read=None)
         self._client = httpx.AsyncClient(
             base_url=base_url,
+            verify=_tls(),
             auth=httpx.BasicAuth(*auth) if auth is not None else None,
             headers=dict(headers or {}),
             timeout=self._timeout,
@@ -219,7 +291,7 @@ class HttpWire:
             if "text/event-stream" not in kind:
                 raise ProtocolFailed(f"GET {url}: expected an event stream, got content-type {kind!r}")
             response.stream = _BoundedLines(cast(httpx.AsyncByteStream, response.stream), self._max)
-            stream = SseStream(source, sid, self.recorder)
+            stream = SseStream(response, sid, self.recorder)
             try:
                 yield stream
             finally:
@@ -241,6 +313,13 @@ class HttpWire:
     def _record(self, fields: dict[str, JSON]) -> None:
         if self.recorder is not None:
             self.recorder.http(fields)
+
+
+@functools.lru_cache(maxsize=1)
+def _tls() -> ssl.SSLContext:
+    """httpx's default verifying TLS context, built once per process and shared by every
+    ``HttpWire`` (building one loads the CA bundle: ~20 ms of CPU per client otherwise)."""
+    return httpx.create_ssl_context()
 
 
 def _describe(exc: httpx.HTTPError) -> str:

@@ -59,7 +59,7 @@ from anyagent import (
 )
 from anyagent import jsonread as j
 from anyagent.process import AgentProcess
-from anyagent.wire import HttpReply, HttpWire, SseStream
+from anyagent.wire import HttpReply, HttpWire, SseEvent, SseStream
 
 from .profile import LISTENING, PROFILE, SERVE_ARGS, USERNAME
 from .translate import Translation, Translator
@@ -362,7 +362,7 @@ class OpencodeDriver(seam.Driver):
                 return  # after a resync this part's text comes from its snapshots only
             fast = self.translator.fast_delta(frame)
             if fast is not None:
-                await self.loop.send(fast)
+                await self.loop.link.send(fast)  # frames are read only while the loop runs
                 return
         elif isinstance(frame, _Resync):
             await self._resync()
@@ -674,9 +674,20 @@ class EventSource:
                 await self.aclose()
                 self._failures += 1
                 continue
-            if self._failures and event.data is not None and j.obj(event.data).get("type") != "server.connected":
-                self._failures = 0
-            return event.data if event.data is not None else event.text
+            return self._frame(event)
+
+    def receive_nowait(self) -> object:
+        """The next event already read from the stream, without waiting (the loop's reader takes
+        a flood this way: no wait per event); ``anyio.WouldBlock`` when ``receive`` must wait,
+        reopen the stream or end."""
+        if self._stream is None:
+            raise anyio.WouldBlock
+        return self._frame(self._stream.receive_nowait())
+
+    def _frame(self, event: SseEvent) -> object:
+        if self._failures and event.data is not None and j.obj(event.data).get("type") != "server.connected":
+            self._failures = 0
+        return event.data if event.data is not None else event.text
 
     async def aclose(self) -> None:
         """Close the open stream (shielded)."""

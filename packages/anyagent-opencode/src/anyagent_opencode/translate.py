@@ -198,8 +198,10 @@ class Translator:
         return out
 
     def fast_delta(self, frame: dict[str, Any]) -> seam.Content | None:
-        """The common case of a flood, cheaply: a text delta of our own session's assistant
-        message, as ``Content(TextDelta)``; None for anything else (then ``feed`` it)."""
+        """The common case of a flood, cheaply: a ``message.part.delta`` of our own session's
+        assistant text part, as ``Content(TextDelta)``, with the same effects as ``feed`` (the
+        event id remembered, the text counted); None for anything else, a repeated event id
+        included (then ``feed`` it)."""
         props = frame.get("properties")
         if type(props) is not dict or props.get("sessionID") != self.session_id:
             return None
@@ -208,8 +210,16 @@ class Translator:
             return None
         if props.get("field") != "text" or self._kinds.get(part_id, "text") != "text":
             return None
-        if self._roles.get(message_id) == "user" or not part_id:
+        if self._roles.get(message_id) == "user" or not part_id or frame.get("type") != "message.part.delta":
             return None
+        event_id = frame.get("id")
+        if type(event_id) is str and event_id:
+            seen = self._seen
+            if event_id in seen:
+                return None  # a repeat after a reconnect: ``feed`` drops it
+            seen[event_id] = None
+            if len(seen) > _SEEN:
+                seen.popitem(last=False)
         self._sent[part_id] = self._sent.get(part_id, 0) + len(delta)
         return seam.Content(TextDelta(message_id, delta))
 
