@@ -13,14 +13,11 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-import attrs
-
-import anyagent
-from anyagent import AgentInstallation, Runtime, seam
+from anyagent import AgentInstallation, Runtime
 from anyagent_opencode.adapter import OpencodeAdapter
 from anyagent_opencode.profile import PROFILE
+from anyagent_testkit.live import runtime_with_env as live_runtime
 from anyagent_testkit.replay import write_replayer_shim
 
 RECORDINGS = Path(__file__).parent / "recordings"
@@ -31,37 +28,9 @@ WAIT = 60.0
 SANITIZED_ROOT = "/tmp/anyagent-live"
 
 
-class IsolatedOpencode(OpencodeAdapter):
-    """The opencode adapter launching with a fixed environment (the live tier's isolated one)."""
-
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self._env = dict(env)
-
-    async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
-        return await super().connect(attrs.evolve(request, env=self._env))
-
-    async def probe_auth(self, request: seam.ConnectRequest) -> Any:
-        return await super().probe_auth(attrs.evolve(request, env=self._env))
-
-
-class IsolatedPlugin:
-    """A plugin registering ``IsolatedOpencode`` (with ``env``) and opencode's profile."""
-
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self.env = env
-
-    @anyagent.hookimpl
-    def anyagent_adapters(self, register: Any) -> None:
-        register.adapter(lambda: IsolatedOpencode(self.env), wire="opencode")
-
-    @anyagent.hookimpl
-    def anyagent_agents(self, register: Any) -> None:
-        register.profile(PROFILE)
-
-
 def runtime_with_env(env: Mapping[str, str]) -> Runtime:
     """A runtime whose opencode adapter launches with exactly ``env``."""
-    return Runtime(plugins=[IsolatedPlugin(env)])
+    return live_runtime(OpencodeAdapter, PROFILE, env)
 
 
 def recording_wanted() -> bool:

@@ -19,11 +19,11 @@ from typing import Any
 
 import attrs
 
-import anyagent
-from anyagent import AgentInstallation, Runtime, SessionOptions, seam
+from anyagent import AgentInstallation, Runtime, SessionOptions
 from anyagent_pi.adapter import PiAdapter
 from anyagent_pi.profile import PROFILE
 from anyagent_testkit.live import PINNED
+from anyagent_testkit.live import runtime_with_env as live_runtime
 from anyagent_testkit.replay import write_replayer_sequence
 
 RECORDINGS = Path(__file__).parent / "recordings"
@@ -45,37 +45,9 @@ WAIT = 60.0
 SANITIZED_ROOT = "/tmp/anyagent-live"
 
 
-class IsolatedPi(PiAdapter):
-    """The pi adapter launching with a fixed environment (the live tier's isolated one)."""
-
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self._env = dict(env)
-
-    async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
-        return await super().connect(attrs.evolve(request, env=self._env))
-
-    async def probe_auth(self, request: seam.ConnectRequest) -> Any:
-        return await super().probe_auth(attrs.evolve(request, env=self._env))
-
-
-class IsolatedPlugin:
-    """A plugin registering ``IsolatedPi`` (with ``env``) and pi's profile."""
-
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self.env = env
-
-    @anyagent.hookimpl
-    def anyagent_adapters(self, register: Any) -> None:
-        register.adapter(lambda: IsolatedPi(self.env), wire="pi")
-
-    @anyagent.hookimpl
-    def anyagent_agents(self, register: Any) -> None:
-        register.profile(PROFILE)
-
-
 def runtime_with_env(env: Mapping[str, str]) -> Runtime:
     """A runtime whose pi adapter launches with exactly ``env``."""
-    return Runtime(plugins=[IsolatedPlugin(env)])
+    return live_runtime(PiAdapter, PROFILE, env)
 
 
 def replay_shim(directory: Path, recording: Path, dies: Iterable[int] = (), *, realtime: bool = False) -> Path:

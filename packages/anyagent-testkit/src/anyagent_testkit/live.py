@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from anyagent import AgentProfile
+    from anyagent import AgentProfile, Runtime, seam
 
 __all__ = [
     "CACHE_ENV",
@@ -54,6 +54,7 @@ __all__ = [
     "installed_profiles",
     "prepare",
     "protocol_args",
+    "runtime_with_env",
 ]
 
 CACHE_ENV = "ANYAGENT_LIVE_CACHE"
@@ -640,3 +641,39 @@ _CONFIGURERS: Mapping[str, Callable[[_Layout, str], _Configured]] = {
     "codex-acp-2": _codex_acp,
     "hermes": _hermes,
 }
+
+
+def runtime_with_env(adapter: Callable[[], seam.Adapter], profile: AgentProfile, env: Mapping[str, str]) -> Runtime:
+    """A ``Runtime`` that knows one agent, ``profile``, whose adapter (built by ``adapter``)
+    launches it with exactly ``env`` — the live tier's isolated environment, in place of the
+    host's — for ``connect`` and ``probe_auth`` alike."""
+    import anyagent
+    from anyagent import AgentInstallation, AuthStatus, PlanUsage, Runtime, seam
+
+    pinned = dict(env)
+
+    class WithEnv(seam.Adapter):
+        wire = profile.wire
+
+        def __init__(self) -> None:
+            self.inner = adapter()
+
+        async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
+            return await self.inner.connect(attrs.evolve(request, env=pinned))
+
+        async def probe_auth(self, request: seam.ConnectRequest) -> AuthStatus | None:
+            return await self.inner.probe_auth(attrs.evolve(request, env=pinned))
+
+        async def plan_usage(self, installation: AgentInstallation, profile: AgentProfile | None) -> PlanUsage:
+            return await self.inner.plan_usage(installation, profile)
+
+    class Plugin:
+        @anyagent.hookimpl
+        def anyagent_adapters(self, register: Any) -> None:
+            register.adapter(WithEnv, wire=profile.wire)
+
+        @anyagent.hookimpl
+        def anyagent_agents(self, register: Any) -> None:
+            register.profile(profile)
+
+    return Runtime(plugins=[Plugin()])
