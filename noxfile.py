@@ -87,8 +87,9 @@ def demo(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Throughput and latency benchmarks (figures, not pass/fail)."""
     _install_packages(session)
-    # the SDKs are yardsticks: claude-agent-sdk for bench_claude, opencode-ai for bench_opencode
-    session.install("anyio[trio]>=4.4", "httpx", "claude-agent-sdk", "opencode-ai")
+    # the SDKs are yardsticks: claude-agent-sdk for bench_claude, agent-client-protocol for bench_acp,
+    # opencode-ai for bench_opencode
+    session.install("anyio[trio]>=4.4", "httpx", "claude-agent-sdk", "agent-client-protocol>=0.12,<0.13", "opencode-ai")
     for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
         session.run("python", str(script), *session.posargs)
 
