@@ -13,9 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
-import stat
-import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +23,7 @@ import anyagent
 from anyagent import AgentInstallation, Runtime, SessionOptions, seam
 from anyagent_claude.adapter import ClaudeAdapter
 from anyagent_claude.profile import PROFILE
+from anyagent_testkit.replay import replayer_launches, write_replayer_sequence
 
 RECORDINGS = Path(__file__).parent / "recordings"
 RECORD_ENV = "ANYAGENT_CLAUDE_RECORD"
@@ -86,29 +84,12 @@ def replay_shim(directory: Path, recording: Path, dies: Iterable[int] = (), *, r
     Processes listed in ``dies`` exit where the recording says they exited (they died by
     themselves, e.g. a dead resume token); the others wait for stdin to close.
     """
-    directory.mkdir(parents=True, exist_ok=True)
-    counter = directory / "launches"
-    base = [sys.executable, "-m", "anyagent_testkit.replay", *(["--realtime"] if realtime else [])]
-    dying = " ".join(str(number) for number in dies)
-    script = directory / "claude"
-    script.write_text(
-        "#!/bin/sh\n"
-        f"n=$(cat {shlex.quote(str(counter))} 2>/dev/null || echo 0)\n"
-        "n=$((n + 1))\n"
-        f"echo $n > {shlex.quote(str(counter))}\n"
-        "extra=''\n"
-        f'for d in {dying or "none"}; do [ "$d" = "$n" ] && extra=--exit-as-recorded; done\n'
-        f'exec {shlex.join(base)} --process "$n" $extra {shlex.quote(str(recording))} -- "$@"\n',
-        encoding="utf-8",
-    )
-    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return script
+    return write_replayer_sequence(directory, recording, name="claude", dies=dies, realtime=realtime)
 
 
 def launches(directory: Path) -> int:
     """How many times the shim in ``directory`` was launched."""
-    counter = directory / "launches"
-    return int(counter.read_text()) if counter.exists() else 0
+    return replayer_launches(directory, "claude")
 
 
 # ---------------------------------------------------------------------------------------------
