@@ -45,7 +45,6 @@ from anyagent import (
     RollbackScope,
     SessionOptions,
     SlashCommand,
-    TerminalLogin,
     Unauthenticated,
     UnsupportedFeature,
     seam,
@@ -97,19 +96,7 @@ def _login(
     installation: AgentInstallation, profile: AgentProfile | None, options: SessionOptions
 ) -> tuple[LoginMethod, ...]:
     """The profile's login methods, run with this executable and this session's config home."""
-    source = profile or PROFILE
-    env: dict[str, str] = {}
-    if options.config_home_dir is not None and source.config_home_env:
-        env[source.config_home_env] = str(options.config_home_dir)
-    methods: list[LoginMethod] = []
-    for method in source.login:
-        if isinstance(method, TerminalLogin):
-            command = method.command
-            if command and command[0] == "claude":
-                command = (str(installation.executable_path), *command[1:])
-            method = TerminalLogin(command, method.description, {**method.env, **env})
-        methods.append(method)
-    return tuple(methods)
+    return toolkit.login_methods(installation, profile or PROFILE, options)
 
 
 def _hints(profile: AgentProfile | None, login: tuple[LoginMethod, ...]) -> ExitHints:
