@@ -120,10 +120,7 @@ class CodexAdapter(seam.Adapter):
         import os
 
         options = SessionOptions.in_dir(os.getcwd())
-        env = dict(os.environ)
-        if profile is not None and profile.config_home_env and options.config_home_dir is not None:
-            env[profile.config_home_env] = str(options.config_home_dir)
-        request = seam.ConnectRequest(installation, profile, options, "plan-usage", env)
+        request = seam.ConnectRequest(installation, profile, options, "plan-usage", dict(os.environ))
         login = login_methods(installation, profile, options)
         async with _side_server(request) as peer:
             account = j.obj(await _call(peer, "account/read", {"refreshToken": False}))
