@@ -4,12 +4,14 @@ A fake ``pi --mode rpc`` (a small Python program, standalone: no Node, no record
 adapter's handshake commands and, on ``prompt``, writes a pre-rendered blob — ``agent_start``,
 ``n`` ``message_update`` text-delta frames shaped like pi 0.73.1's (each carries its ``partial``
 and ``message`` snapshots, ~0.9 KB a line), ``message_end``, ``agent_end`` — in one write, so the
-producer is never the bottleneck. Two contenders, side by side in one run, each timed from spawn
-to the turn's end:
+producer is never the bottleneck. The contenders, side by side in one run in an order that rotates
+each round, each timed from spawn to the turn's end:
 
 - bare: ``subprocess`` + ``readline()`` + ``json.loads`` of every line until ``agent_end``;
-- anyagent: ``Runtime.open`` + ``prompt`` + the events until ``TurnEnded``, counting ``TextDelta``.
+- anyagent asyncio and anyagent trio: ``Runtime.open`` + ``prompt`` + the events until
+  ``TurnEnded`` (``_flood.anyagent_turn``: every character of the flood must arrive).
 
+Wall rates and rates per CPU-second, medians (min–max), ratios last (``_flood.report``).
 Target: anyagent >= 50% of bare. Run: ``python benchmarks/bench_pi.py [--n 20000] [--runs 3]``.
 """
 
@@ -17,16 +19,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 
-from anyagent import AgentInstallation, Runtime, SessionOptions, TextDelta, TurnEnded
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _flood import alternate, anyagent_turn, installed, report
+
+import anyagent_pi.plugin
+from anyagent import AgentInstallation
 
 FAKE_PI = r"""
 import json, sys
@@ -106,24 +113,8 @@ def bare(argv: list[str], n: int) -> float:
 
 async def anyagent_run(argv: list[str], n: int) -> float:
     """Events/s through the adapter and the engine, spawn (``open``) → ``TurnEnded``."""
-    import anyagent_pi.plugin
-
-    async with Runtime(plugins=[anyagent_pi.plugin]) as runtime:
-        runtime.prewarm()
-        agent = AgentInstallation(id="pi", name="pi", executable_path=Path(argv[0]), args=tuple(argv[1:]))
-        start = time.perf_counter()
-        session, events = await runtime.open(agent, SessionOptions.in_dir(tempfile.gettempdir()))
-        async with session:
-            await session.prompt("flood")
-            count = 0
-            async for event in events:
-                if isinstance(event.kind, TextDelta):
-                    count += 1
-                elif isinstance(event.kind, TurnEnded):
-                    break
-            elapsed = time.perf_counter() - start
-    assert count == n, count
-    return n / elapsed
+    agent = AgentInstallation(id="pi", name="pi", executable_path=Path(argv[0]), args=tuple(argv[1:]))
+    return await anyagent_turn(anyagent_pi.plugin, agent, n)
 
 
 def main() -> None:
@@ -137,15 +128,17 @@ def main() -> None:
         script = Path(tmp) / "fake_pi.py"
         script.write_text(FAKE_PI)
         argv = [sys.executable, str(script), str(blob)]
-        bares, ours = [], []
-        for _ in range(args.runs):
-            bares.append(bare(argv, args.n))
-            ours.append(anyio.run(anyagent_run, argv, args.n))
-    b, o = statistics.median(bares), statistics.median(ours)
+        contenders: dict[str, Callable[[], float]] = {
+            "bare readline+json.loads": lambda: bare(argv, args.n),
+            "anyagent asyncio": lambda: anyio.run(anyagent_run, argv, args.n),
+            "anyagent trio": lambda: anyio.run(anyagent_run, argv, args.n, backend="trio"),
+        }
+        installed("trio")  # the trio contender's first run does not pay for importing it
+        rates, cpu_rates = alternate(contenders, args.runs, args.n)
     size = max(len(line) for line in render(1).splitlines())
-    print(f"pi: {args.n} message_update text deltas (~{size} B/line), median of {args.runs}, spawn -> turn end")
-    print(f"  bare readline+json.loads: {b:10.0f} events/s")
-    print(f"  anyagent (adapter+engine): {o:10.0f} events/s  = {100 * o / b:.0f}% of bare (target >= 50%)")
+    what = f"{args.n:,} message_update text deltas (~{size} B/line)"
+    print(f"pi: {what}, spawn → turn end, median (min–max) of {args.runs} (target: anyagent >= 50% of bare)")
+    report(rates, cpu_rates, "deltas", None)
 
 
 if __name__ == "__main__":
