@@ -108,10 +108,14 @@ class Reply:
     Build with ``Reply.text("hi")``, ``Reply.write(path, text)``, ``Reply.run("make")``,
     ``Reply.tool("Write", file_path=..., content=...)``, ``Reply.thinking("hmm", "answer")``,
     ``Reply.slow(12)``, ``Reply.fail(500)``; chain with ``.then(other)``.
+
+    ``headers``: extra HTTP response headers (e.g. a provider's rate-limit headers), added with
+    ``.with_headers(...)``.
     """
 
     steps: tuple[Step, ...] = ()
     failure: Fail | None = None
+    headers: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def text(cls, text: str) -> Reply:
@@ -151,8 +155,12 @@ class Reply:
         return cls(failure=Fail(status, message))
 
     def then(self, other: Reply) -> Reply:
-        """These steps followed by ``other``'s."""
-        return Reply(self.steps + other.steps, other.failure or self.failure)
+        """These steps followed by ``other``'s (with the headers of both)."""
+        return Reply(self.steps + other.steps, other.failure or self.failure, self.headers + other.headers)
+
+    def with_headers(self, headers: Mapping[str, str]) -> Reply:
+        """This reply, answered with ``headers`` added to the HTTP response."""
+        return attrs.evolve(self, headers=self.headers + tuple((str(k), str(v)) for k, v in headers.items()))
 
     @property
     def has_tool_call(self) -> bool:
@@ -301,9 +309,15 @@ def _shell_call(command: str, tools: tuple[ToolSpec, ...], escalate: bool = True
 def reply_from_json(value: Any) -> Reply:
     """A ``Reply`` from JSON (for ``--script`` files): an object with one of ``text``, ``thinking``
     (+ ``answer``), ``tool`` (+ ``arguments``), ``write`` (+ ``content``), ``run``, ``slow``
-    (+ ``delay``), ``fail`` (+ ``message``), or ``steps`` — a list of such objects."""
+    (+ ``delay``), ``fail`` (+ ``message``), or ``steps`` — a list of such objects; optionally
+    ``headers`` (an object of extra HTTP response headers)."""
     if not isinstance(value, dict):
         raise ValueError(f"a scripted reply must be an object, got {value!r}")
+    if "headers" in value:
+        headers = value["headers"]
+        if not isinstance(headers, dict):
+            raise ValueError(f"a scripted reply's headers must be an object, got {headers!r}")
+        return reply_from_json({key: item for key, item in value.items() if key != "headers"}).with_headers(headers)
     if isinstance(value.get("steps"), list):
         reply = Reply()
         for step in value["steps"]:

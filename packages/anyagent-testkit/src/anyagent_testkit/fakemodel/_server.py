@@ -267,24 +267,33 @@ def make_handler(model: FakeModel, log_path: Path | None) -> type[RequestHandler
             reply, side_call = model._choose(conversation)
             record.side_call = side_call
             tokens = _token_estimate(raw)
+            headers = dict(reply.headers)
             if reply.failure is not None:
                 record.reply = _summary(reply, [])
                 record.outcome = "error"
-                self.send_json(reply.failure.status, render_error(reply.failure, dialect))
+                self.send_json(reply.failure.status, render_error(reply.failure, dialect), headers)
                 return
             blocks = plan_blocks(reply, conversation, model.ids, model.slow_delay)
             record.reply = _summary(reply, blocks)
             if conversation.stream:
-                self._stream(list(render_stream(blocks, conversation, model.ids, tokens)), dialect, query, record)
+                events = list(render_stream(blocks, conversation, model.ids, tokens))
+                self._stream(events, dialect, query, record, headers)
             elif self._pause(total_delay(blocks)):
-                self.send_json(200, render_json(blocks, conversation, model.ids, tokens))
+                self.send_json(200, render_json(blocks, conversation, model.ids, tokens), headers)
 
-        def _stream(self, events: list[SseEvent], dialect: Dialect, query: str, record: LoggedRequest) -> None:
+        def _stream(
+            self,
+            events: list[SseEvent],
+            dialect: Dialect,
+            query: str,
+            record: LoggedRequest,
+            headers: dict[str, str] | None = None,
+        ) -> None:
             if dialect is Dialect.GEMINI and "alt=sse" not in query:
                 if self._pause(sum(event.delay for event in events)):
-                    self.send_json(200, [event.data for event in events])
+                    self.send_json(200, [event.data for event in events], headers)
                 return
-            self.start_sse()
+            self.start_sse(headers)
             for event in events:
                 if not self._pause(event.delay):
                     record.outcome = "disconnected"
