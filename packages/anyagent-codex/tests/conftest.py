@@ -9,4 +9,4 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-pytest.register_assert_rewrite("codex_scenarios", "codex_harness")
+pytest.register_assert_rewrite("codex_scenarios", "codex_harness", "codex_usage_scenarios", "codex_mcp")

@@ -14,11 +14,21 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import codex_usage_scenarios  # noqa: F401 (its scenarios join SCENARIOS)
 import pytest
 from codex_harness import RECORDINGS, SANITIZED_ROOT, Harness, recording_wanted, runtime_with_env, sanitize
 from codex_scenarios import SCENARIOS
 
-from anyagent import AgentInstallation, AuthRequired, McpServer, Runtime, SessionOptions, TurnEnded, Unauthenticated
+from anyagent import (
+    AgentInstallation,
+    AuthRequired,
+    McpServer,
+    Runtime,
+    SessionOptions,
+    TurnEnded,
+    Unauthenticated,
+    UnsupportedFeature,
+)
 from anyagent_testkit.live import LiveAgent
 
 pytestmark = [pytest.mark.live, pytest.mark.anyio]
@@ -58,6 +68,19 @@ async def test_logged_out_is_auth_required_with_the_login(live_agent: Callable[.
         commands = [getattr(method, "command", None) for method in caught.value.login]
         assert (str(agent.executable), "login") in commands
         assert isinstance(await runtime.probe_auth(installation(agent)), Unauthenticated)
+
+
+async def test_plan_usage_is_unsupported_for_a_provider_login(
+    live_agent: Callable[..., LiveAgent], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """codex pushes rate-limit windows from any provider's headers (scenario plan-usage-from-headers),
+    but ``account/rateLimits/read`` needs a ChatGPT login: no ``PlanUsage`` capability here."""
+    agent = live_agent("codex")
+    for key, value in agent.env.items():  # plan_usage launches with the process environment
+        monkeypatch.setenv(key, value)
+    async with runtime_with_env(agent.env) as runtime:
+        with pytest.raises(UnsupportedFeature, match="authentication required to read rate limits"):
+            await runtime.plan_usage(installation(agent))
 
 
 async def test_generate_returns_the_text(live_agent: Callable[..., LiveAgent]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import codex_usage_scenarios  # noqa: F401 (its scenarios join SCENARIOS)
 import pytest
 from codex_harness import RECORDINGS, Harness, launches, replay_shim, runtime_with_env
 from codex_scenarios import SCENARIOS

@@ -47,6 +47,7 @@ from anyagent import (
     Failed,
     Input,
     LoginMethod,
+    McpTool,
     PermissionAnswer,
     PermissionChoice,
     PermissionRequest,
@@ -59,6 +60,7 @@ from anyagent import (
     SlashCommand,
     StopReason,
     TextAnswer,
+    ToolInput,
     ToolKind,
     ToolStatus,
     ToolUpdate,
@@ -94,8 +96,13 @@ CAPABILITIES = Capabilities.of(
 )
 """What every connection reports; ``PLAN_USAGE`` is added for a ChatGPT (subscription) login."""
 
+MCP_APPROVAL = "mcpServer/elicitation/request"
+"""How codex asks before an MCP tool runs (an elicitation with ``_meta.codex_approval_kind``
+``mcp_tool_call``): a ``PermissionRequest`` on the running ``McpTool`` call."""
+
 ACCEPTED_REQUESTS = frozenset(
     {"item/commandExecution/requestApproval", "item/fileChange/requestApproval", "item/tool/requestUserInput"}
+    | {MCP_APPROVAL}
 )
 """The server requests the driver answers itself (the peer answers every other one ``-32601``)."""
 
@@ -141,6 +148,7 @@ class _Turn:
 class _Approval:
     request: IncomingRequest
     allow_always: Any = None  # what "allow always" sends: "acceptForSession" or an amendment
+    elicitation: bool = False  # an MCP tool approval: answered {"action": ...}, not {"decision": ...}
 
 
 @attrs.define
@@ -246,7 +254,10 @@ class CodexDriver(seam.Driver):
             if handler is not None:
                 await handler(message)
         elif isinstance(message, IncomingRequest):
-            await self._on_request(message)
+            if message.method == MCP_APPROVAL:
+                await self._open_mcp_approval(message)
+            else:
+                await self._on_request(message)
 
     async def _on_notification(self, note: Notification) -> None:
         method, params = note.method, j.obj(note.params)
@@ -350,6 +361,33 @@ class CodexDriver(seam.Driver):
         if engine_id is not None and self._requests.take(engine_id) is not None:
             await self._loop.send(seam.RequestWithdrawn(engine_id))
 
+    async def _open_mcp_approval(self, request: IncomingRequest) -> None:
+        """An MCP tool approval (it names no item: the running call of that server's tool is the
+        one). Any other elicitation (a server's own form) has no surface here: declined."""
+        params = j.obj(request.params)
+        meta = j.obj(params.get("_meta"))
+        server = j.text(params.get("serverName"), "")
+        if meta.get("codex_approval_kind") != "mcp_tool_call":
+            await self._loop.write(request.reply({"action": "decline", "content": None}))
+            message = f"codex relayed a form from MCP server {server!r}; declined (no form surface)"
+            await self._loop.diagnostic(message, DiagnosticCode.UNSUPPORTED, DiagnosticLevel.INFO, params)
+            return
+        name = j.text(meta.get("tool_name"), "")
+        tool = self._translator.running_mcp_call(server, name)
+        if tool is None:
+            arguments = meta.get("tool_params")
+            tool_input = ToolInput(arguments=arguments if isinstance(arguments, dict) else None)
+            tool = ToolUpdate(f"mcp-approval-{request.id}", McpTool(server, name), f"{server}/{name}", input=tool_input)
+        allow_always = "session" if "session" in j.arr(meta.get("persist")) else None
+        choices = [PermissionChoice.ALLOW_ONCE, PermissionChoice.DENY_ONCE]
+        if allow_always is not None:
+            choices.insert(1, PermissionChoice.ALLOW_ALWAYS)
+        engine_id = self._requests.add(_Approval(request, allow_always, elicitation=True))
+        self._by_wire[str(request.id)] = engine_id
+        tool = attrs.evolve(tool, status=ToolStatus.PENDING)
+        opened = RequestOpened(PermissionRequest(engine_id, tool, choices, j.nonempty(params.get("message"))))
+        await self._loop.send(seam.Content(opened))
+
     # -- server requests
 
     async def _on_request(self, request: IncomingRequest) -> None:
@@ -431,7 +469,7 @@ class CodexDriver(seam.Driver):
         if entry.request.answered:
             return
         if isinstance(entry, _Approval):
-            await self._loop.write(entry.request.reply({"decision": "decline"}))
+            await self._loop.write(entry.request.reply(_approval_reply(entry, "decline")))
         else:
             await self._loop.write(entry.request.reply({"answers": {q: {"answers": []} for q in entry.question_ids}}))
 
@@ -564,7 +602,7 @@ class CodexDriver(seam.Driver):
                 decision = entry.allow_always
             else:
                 decision = "decline"
-            await self._loop.write(entry.request.reply({"decision": decision}))
+            await self._loop.write(entry.request.reply(_approval_reply(entry, decision)))
         elif isinstance(entry, _Ask) and isinstance(answer, QuestionsAnswer):
             answers: dict[str, Any] = {}
             for question_id, given in zip(entry.question_ids, answer.answers, strict=False):
@@ -611,6 +649,18 @@ class CodexDriver(seam.Driver):
 
         if not await self._request("thread/compact/start", {"threadId": self._thread_id}, started):
             await self._end(turn, Failed("codex no longer reads"))
+
+
+def _approval_reply(entry: _Approval, decision: Any) -> dict[str, Any]:
+    """An approval's answer: ``{"decision": …}``; for an MCP tool approval (an elicitation)
+    ``{"action": "accept", "content": {}}`` (``_meta.persist`` for allow-always) or a decline."""
+    if not entry.elicitation:
+        return {"decision": decision}
+    if decision == "decline":
+        return {"action": "decline", "content": None}
+    if decision == "accept":
+        return {"action": "accept", "content": {}}
+    return {"action": "accept", "content": {}, "_meta": {"persist": decision}}
 
 
 def _is_auth(error: dict[str, Any]) -> bool:

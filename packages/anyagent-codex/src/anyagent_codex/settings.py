@@ -1,7 +1,8 @@
 """Codex's settings as ``ConfigOption``s: ``model`` and ``effort`` from the catalog codex reports
-(``model/list``), ``fast`` where the model offers that service tier, ``sandbox`` and ``mode`` (the
-approval policy). All are live: codex takes them per turn (``turn/start`` overrides that stick
-for the turns after), so ``configure`` only changes what the next ``turn/start`` carries.
+(``model/list``), ``fast`` where the model lists codex's fast service tier (id ``priority``, named
+"Fast"; the model request carries it as ``service_tier``; null turns it off), ``sandbox`` and
+``mode`` (the approval policy). All are live: codex takes them per turn (``turn/start`` overrides
+that stick for the turns after), so ``configure`` only changes what the next ``turn/start`` carries.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from anyagent.toolkit import mode_aliases
 
 from .profile import PROFILE
 
-__all__ = ["MODES", "SANDBOXES", "Settings"]
+__all__ = ["FAST_TIERS", "MODES", "SANDBOXES", "Settings"]
 
 SANDBOXES: Mapping[str, str] = {
     "read-only": "readOnly",
@@ -33,7 +34,9 @@ MODES: tuple[tuple[str, str], ...] = (
 )
 """The approval policies codex takes per thread and per turn (``AskForApproval``)."""
 
-_FAST_TIER = "fast"
+FAST_TIERS = ("priority", "fast")
+"""Ids of codex's fast service tier: catalog models list ``priority`` (named "Fast"); ``fast`` is the
+legacy id (the deprecated ``additionalSpeedTiers``), which codex 0.171.0 still maps to ``priority``."""
 
 
 def mode_choices() -> tuple[ConfigChoice, ...]:
@@ -63,7 +66,7 @@ class Settings:
         """Take the model, effort, sandbox and approval policy a ``thread/*`` result reports."""
         self.model = j.nonempty(result.get("model")) or self.model
         self.effort = j.nonempty(result.get("reasoningEffort")) or self.effort
-        self.fast = j.text(result.get("serviceTier")) == _FAST_TIER
+        self.fast = j.text(result.get("serviceTier")) in FAST_TIERS
         policy = j.obj(result.get("sandbox")).get("type")
         for mode, kind in SANDBOXES.items():
             if policy == kind:
@@ -87,9 +90,18 @@ class Settings:
                 choices.append(ConfigChoice(value, value, j.nonempty(j.obj(option).get("description"))))
         return choices
 
+    def fast_tier(self) -> str | None:
+        """The id of the current model's fast service tier (None: it has none)."""
+        model = self._model()
+        for tier in j.arr(model.get("serviceTiers")):
+            tier_id = j.nonempty(j.obj(tier).get("id"))
+            if tier_id in FAST_TIERS or (tier_id and j.text(j.obj(tier).get("name"), "").lower() == "fast"):
+                return tier_id
+        return "fast" if "fast" in j.arr(model.get("additionalSpeedTiers")) else None
+
     def offers_fast(self) -> bool:
-        """True when the current model lists the ``fast`` service tier."""
-        return any(j.obj(tier).get("id") == _FAST_TIER for tier in j.arr(self._model().get("serviceTiers")))
+        """True when the current model lists a fast service tier."""
+        return self.fast_tier() is not None
 
     def options(self) -> tuple[ConfigOption, ...]:
         """The options to report, rebuilt for the current model."""
@@ -155,7 +167,7 @@ class Settings:
             elif option_id == "effort" and self.effort:
                 fields["effort"] = self.effort
             elif option_id == "fast":
-                fields["serviceTier"] = _FAST_TIER if self.fast else None
+                fields["serviceTier"] = (self.fast_tier() or FAST_TIERS[0]) if self.fast else None
             elif option_id == "sandbox" and self.sandbox is not None and self.sandbox in SANDBOXES:
                 fields["sandboxPolicy"] = {"type": SANDBOXES[self.sandbox]}
             elif option_id == "mode" and self.mode:

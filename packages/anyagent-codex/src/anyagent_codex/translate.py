@@ -318,6 +318,13 @@ class Translator:
         """The last snapshot of tool ``tool_id`` (for a permission request about it)."""
         return self._tools.get(tool_id)
 
+    def running_mcp_call(self, server: str, tool: str) -> ToolUpdate | None:
+        """The newest running call of MCP ``tool`` on ``server`` (codex's MCP approval names no item)."""
+        for update in reversed(self._tools.values()):
+            if update.kind == McpTool(server, tool) and update.status.active:
+                return update
+        return None
+
     def reset_turn(self) -> None:
         """Forget per-turn state (streamed messages, tool snapshots) at a turn's end."""
         self._streamed.clear()
