@@ -1,7 +1,13 @@
-"""A tiny streamable-HTTP MCP server on 127.0.0.1 for the live tier: JSON-RPC over POST with JSON
+"""MCP servers for the live tier.
+
+``HttpMcpServer``: a tiny streamable-HTTP MCP server on 127.0.0.1: JSON-RPC over POST with JSON
 answers (``initialize``, ``tools/list``, ``tools/call``), 202 for notifications, 405 for the
 optional GET stream. It offers one tool, ``lookup``, that answers ``FOUND <query>``, and keeps every
-JSON-RPC message it received (``messages``) so a test can see what the agent asked."""
+JSON-RPC message it received (``messages``) so a test can see what the agent asked.
+
+``FORM_SERVER``: a stdio MCP server (run with ``python -c``) whose tool ``ask`` first asks the
+client to fill a form (``elicitation/create``) and answers ``FORM <action>`` with what came back.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +17,44 @@ from typing import Any
 
 from anyagent_testkit._httpserver import LoopbackServer, RequestHandler
 
-__all__ = ["HttpMcpServer", "LOOKUP_ANSWER"]
+__all__ = ["FORM_ANSWER", "FORM_SERVER", "LOOKUP_ANSWER", "HttpMcpServer"]
 
 LOOKUP_ANSWER = "FOUND "
 """The ``lookup`` tool's answer: this prefix and the query."""
+
+FORM_ANSWER = "FORM "
+"""The ``ask`` tool's answer: this prefix and the form's ``action`` (``accept``/``decline``/…)."""
+
+FORM_SERVER = r"""
+import json, sys
+def send(message):
+    print(json.dumps(message), flush=True)
+for line in sys.stdin:
+    message = json.loads(line)
+    method, params = message.get("method"), message.get("params") or {}
+    if "id" not in message or method is None:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "form", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "ask", "description": "asks the user a form first",
+                             "inputSchema": {"type": "object", "properties": {}}}]}
+    elif method == "tools/call":
+        send({"jsonrpc": "2.0", "id": "form-1", "method": "elicitation/create",
+              "params": {"mode": "form", "message": "Your favourite colour?",
+                         "requestedSchema": {"type": "object",
+                                             "properties": {"colour": {"type": "string"}}}}})
+        while True:
+            reply = json.loads(sys.stdin.readline())
+            if reply.get("id") == "form-1":
+                break
+        action = (reply.get("result") or {}).get("action", "error")
+        result = {"content": [{"type": "text", "text": "FORM " + str(action)}], "isError": False}
+    else:
+        result = {}
+    send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+"""
 
 _TOOL = {
     "name": "lookup",

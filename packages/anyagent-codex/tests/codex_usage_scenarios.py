@@ -8,17 +8,20 @@ them. Importing this module registers the scenarios in ``codex_scenarios.SCENARI
 
 from __future__ import annotations
 
+import sys
 from contextlib import ExitStack
 from datetime import datetime, timezone
 
 from codex_harness import Harness
-from codex_mcp import LOOKUP_ANSWER, HttpMcpServer
+from codex_mcp import FORM_ANSWER, FORM_SERVER, LOOKUP_ANSWER, HttpMcpServer
 from codex_scenarios import _ended, _skills_listed, opened, scenario
 
 from anyagent import (
     Answer,
     Capability,
     Completed,
+    Diagnostic,
+    DiagnosticCode,
     Event,
     McpServer,
     McpTool,
@@ -151,3 +154,23 @@ async def mcp_http_tool(h: Harness) -> None:
             offered = str(asked.body.get("tools"))
             assert "mcp__catalogue" in offered and "lookup" in offered, "the MCP tool was offered to the model"
             assert LOOKUP_ANSWER + "kiwi" in str(answered.body), "the result went back to the model"
+
+
+@scenario
+async def mcp_server_form_declined(h: Harness) -> None:
+    """A server's own form (an elicitation that is not codex's tool approval) has no surface: the
+    adapter declines it and says so; the tool sees the decline."""
+    if h.fake is not None:
+        h.fake.queue(Reply.tool("ask"))
+    server = McpServer.stdio("form", sys.executable, ["-c", FORM_SERVER])
+    async with opened(h, h.options().mcp_server(server)) as (session, reader):
+        await session.prompt("ask me")
+        request = (await reader.kind(RequestOpened)).request
+        assert isinstance(request, PermissionRequest) and request.tool.kind == McpTool("form", "ask")
+        await session.answer(request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        [said] = [e.diagnostic for e in kinds(turn, Diagnostic) if e.diagnostic.code == DiagnosticCode.UNSUPPORTED]  # type: ignore[attr-defined]
+        assert "form" in said.message and "declined" in said.message
+        final = [u.tool for u in kinds(turn, ToolUpdated) if u.tool.kind == McpTool("form", "ask")][-1]  # type: ignore[attr-defined]
+        assert final.status is ToolStatus.COMPLETED and final.output == FORM_ANSWER + "decline", final

@@ -55,7 +55,9 @@ async def test_scenario(name: str, live_agent: Callable[..., LiveAgent], fake_mo
         await SCENARIOS[name].run(Harness(runtime, installation(agent), agent.workspace, fake_model, record))
     if record is not None:
         sanitize(
-            record, RECORDINGS / f"{name}.jsonl", {str(agent.root): SANITIZED_ROOT, str(agent.executable): "codex"}
+            record,
+            RECORDINGS / f"{name}.jsonl",
+            {str(agent.root): SANITIZED_ROOT, str(agent.executable): "codex", sys.executable: "python"},
         )
 
 
