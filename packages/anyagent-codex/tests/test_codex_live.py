@@ -10,12 +10,14 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import attrs
 import codex_usage_scenarios  # noqa: F401 (its scenarios join SCENARIOS)
 import pytest
+from codex_backend import ChatgptBackend, write_chatgpt_login
 from codex_harness import RECORDINGS, SANITIZED_ROOT, Harness, recording_wanted, runtime_with_env, sanitize
 from codex_scenarios import SCENARIOS
 
@@ -83,6 +85,27 @@ async def test_plan_usage_is_unsupported_for_a_provider_login(
     async with runtime_with_env(agent.env) as runtime:
         with pytest.raises(UnsupportedFeature, match="authentication required to read rate limits"):
             await runtime.plan_usage(installation(agent))
+
+
+async def test_plan_usage_reads_a_chatgpt_plan(
+    live_agent: Callable[..., LiveAgent], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ChatGPT login (offline: ``codex_backend``): ``runtime.plan_usage`` is codex's
+    ``account/rateLimits/read``, which asks the backend's ``/wham/usage`` with the login's token."""
+    agent = live_agent("codex")
+    with ChatgptBackend() as backend:
+        write_chatgpt_login(Path(agent.env["CODEX_HOME"]), backend.url)
+        for key, value in agent.env.items():  # plan_usage launches with the process environment
+            monkeypatch.setenv(key, value)
+        async with runtime_with_env(agent.env) as runtime:
+            usage = await runtime.plan_usage(installation(agent))
+    assert "/backend-api/wham/usage" in backend.paths
+    assert all(token.startswith("Bearer ey") for token in backend.tokens), "codex sent the login's token"
+    assert usage.plan == "plus"
+    assert [(w.label, w.used_percent, w.resets_at) for w in usage.windows] == [
+        ("5h", 42.0, datetime.fromtimestamp(1_900_000_000, timezone.utc)),
+        ("7d", 7.0, datetime.fromtimestamp(1_900_604_800, timezone.utc)),
+    ]
 
 
 async def test_generate_returns_the_text(live_agent: Callable[..., LiveAgent]) -> None:
