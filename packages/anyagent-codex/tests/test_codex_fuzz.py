@@ -17,7 +17,14 @@ from anyagent_testkit.fuzz import CODEX_RULES, FuzzTarget, fuzz
 pytestmark = pytest.mark.anyio
 
 # single-process recordings the generic driver replays (prompts, answers, cancels)
-NAMES = ["text-turn", "approval-accept", "approval-decline", "cancel-streaming", "cancel-with-approval-pending"]
+NAMES = [
+    "text-turn",
+    "approval-accept",
+    "approval-decline",
+    "cancel-streaming",
+    "cancel-with-approval-pending",
+    "mcp-http-tool",
+]
 TARGET = FuzzTarget(
     "codex",
     CODEX_RULES,
