@@ -31,10 +31,13 @@ class Dialect(enum.Enum):
 
 @attrs.frozen
 class ToolSpec:
-    """One tool the agent offered: its ``name`` and argument ``schema`` (JSON schema, may be empty)."""
+    """One tool the agent offered: its ``name`` and argument ``schema`` (JSON schema, may be empty);
+    ``namespace`` names the Responses ``namespace`` tool it was offered in (codex's
+    ``multi_agent_v1``), whose calls must say so."""
 
     name: str
     schema: dict[str, Any] = attrs.field(factory=dict)
+    namespace: str | None = None
 
     @property
     def properties(self) -> dict[str, Any]:
@@ -255,11 +258,7 @@ def _responses(data: dict[str, Any]) -> Conversation:
             walker.end_message()
         elif kind.endswith("_call_output"):
             walker.tool_result(_stringify(item.get("output")))
-    tools = tuple(
-        ToolSpec(str(tool["name"]), _schema(tool.get("parameters")))
-        for tool in _dicts(data.get("tools"))
-        if tool.get("type") in ("function", "custom") and isinstance(tool.get("name"), str)
-    )
+    tools = _responses_tools(_dicts(data.get("tools")))
     text_format = (data.get("text") or {}).get("format") if isinstance(data.get("text"), dict) else None
     schema = (
         dict(text_format["schema"])
@@ -279,6 +278,20 @@ def _responses(data: dict[str, Any]) -> Conversation:
         wants_json=False,
         max_tokens=_int(data.get("max_output_tokens")),
     )
+
+
+def _responses_tools(offered: Iterable[dict[str, Any]], namespace: str | None = None) -> tuple[ToolSpec, ...]:
+    """The function tools offered, those inside a ``namespace`` tool included (with its name)."""
+    tools: list[ToolSpec] = []
+    for tool in offered:
+        name = tool.get("name")
+        if not isinstance(name, str):
+            continue
+        if tool.get("type") in ("function", "custom"):
+            tools.append(ToolSpec(name, _schema(tool.get("parameters")), namespace))
+        elif tool.get("type") == "namespace" and namespace is None:
+            tools.extend(_responses_tools(_dicts(tool.get("tools")), name))
+    return tuple(tools)
 
 
 def _gemini(data: dict[str, Any], model_hint: str) -> Conversation:

@@ -52,13 +52,15 @@ class SseEvent:
 @attrs.frozen
 class Block:
     """One resolved piece of an answer: ``kind`` is "text", "thinking" or "tool"; ``pieces`` are
-    (text, delay-before) pairs; tool blocks carry ``tool_id``, ``name`` and ``arguments``."""
+    (text, delay-before) pairs; tool blocks carry ``tool_id``, ``name``, ``arguments`` and the
+    ``namespace`` the tool was offered in (Responses only)."""
 
     kind: str
     pieces: tuple[tuple[str, float], ...] = ()
     tool_id: str = ""
     name: str = ""
     arguments: dict[str, Any] = attrs.field(factory=dict)
+    namespace: str | None = None
 
     @property
     def text(self) -> str:
@@ -81,7 +83,10 @@ def _blocks(reply: Reply, conversation: Conversation, ids: Ids, slow_delay: floa
             blocks.append(Block("text", tuple((f"slow{index} ", delay) for index in range(step.chunks))))
         elif isinstance(step, ToolCall) and not conversation.side_call:
             name, arguments = resolve_tool(step, conversation.tools)
-            blocks.append(Block("tool", tool_id=ids.next(tool_prefix), name=name, arguments=arguments))
+            namespace = next((tool.namespace for tool in conversation.tools if tool.name == name), None)
+            blocks.append(
+                Block("tool", tool_id=ids.next(tool_prefix), name=name, arguments=arguments, namespace=namespace)
+            )
     return blocks
 
 
@@ -363,6 +368,8 @@ def _responses_items(blocks: list[Block], ids: Ids) -> list[tuple[Block, dict[st
                 "call_id": block.tool_id,
                 "arguments": json.dumps(block.arguments),
             }
+            if block.namespace:
+                item["namespace"] = block.namespace
         out.append((block, item))
     return out
 
