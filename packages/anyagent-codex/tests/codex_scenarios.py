@@ -2,11 +2,14 @@
 wire when asked), recorded by replaying that wire through the adapter. Each asserts events.
 
 Prompts use the fake model's keywords: ``RUN <command>`` (an escalated ``exec_command``, so codex
-asks for approval), ``SLOW n`` (n text chunks, 0.1 s apart), anything else an echo.
+asks for approval), ``SLOW n`` (n text chunks, 0.1 s apart), anything else an echo. The plan,
+question and subagent scenarios give the fake model a responder that calls codex's own tools
+(``update_plan``, ``request_user_input``, ``spawn_agent`` / ``wait_agent``) by what each request says.
 """
 
 from __future__ import annotations
 
+import json
 import struct
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -21,6 +24,7 @@ from anyagent import (
     Answer,
     AuthRequired,
     Cancelled,
+    Capability,
     Completed,
     ContextCompacted,
     ContextUsage,
@@ -31,6 +35,10 @@ from anyagent import (
     MessageEnded,
     PermissionChoice,
     PermissionRequest,
+    PlanEntryStatus,
+    PlanUpdated,
+    QuestionAnswer,
+    QuestionRequest,
     RequestClosed,
     RequestOpened,
     Session,
@@ -38,12 +46,15 @@ from anyagent import (
     SessionUpdated,
     Steered,
     TextDelta,
+    ToolKind,
     ToolStatus,
     ToolUpdated,
     TurnEnded,
+    UserMessage,
 )
 from anyagent_codex import FORK_POINT
 from anyagent_testkit.events import EventReader, kinds, text_of
+from anyagent_testkit.fakemodel import TOOL_DONE_PREFIX, Conversation, Reply
 
 ECHO = "Hello from the fake model. You said: "
 
@@ -330,3 +341,146 @@ async def auth_lost(h: Harness) -> None:
 
 
 __all__ = ["SCENARIOS", "Scenario"]
+
+
+# -- codex's own tools, called by a responder on the fake model
+
+
+def _fake_tool_outputs(h: Harness) -> list[str]:
+    """Every ``function_call_output`` the model received (live tier only)."""
+    assert h.fake is not None
+    return [
+        str(item.get("output"))
+        for call in h.fake.model_calls()
+        for item in call.body.get("input", [])
+        if isinstance(item, dict) and item.get("type") == "function_call_output"
+    ]
+
+
+PLAN = [
+    {"step": "Read the failing test", "status": "completed"},
+    {"step": "Fix the parser", "status": "in_progress"},
+    {"step": "Run the suite", "status": "pending"},
+]
+
+
+@scenario
+async def plan_update(h: Harness) -> None:
+    if h.fake is not None:
+        h.fake.responder = lambda c: (
+            Reply.tool("update_plan", explanation="three steps", plan=PLAN)
+            if "PLAN" in c.user_text and not c.tool_result_newest
+            else None
+        )
+    async with opened(h) as (session, reader):
+        assert Capability.PLAN in session.info().details.capabilities
+        await session.prompt("PLAN the fix")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        [plan] = kinds(turn, PlanUpdated)
+        assert [(entry.content, entry.status) for entry in plan.entries] == [
+            ("Read the failing test", PlanEntryStatus.COMPLETED),
+            ("Fix the parser", PlanEntryStatus.IN_PROGRESS),
+            ("Run the suite", PlanEntryStatus.PENDING),
+        ]
+        assert text_of(turn) == TOOL_DONE_PREFIX + "Plan updated"
+    if h.fake is not None:
+        assert _fake_tool_outputs(h) == ["Plan updated"], "codex ran its update_plan tool"
+
+
+QUESTIONS = [
+    {
+        "id": "colour",
+        "header": "Colour",
+        "question": "Which colour should the button be?",
+        "options": [
+            {"label": "Red (Recommended)", "description": "Warm and loud"},
+            {"label": "Blue", "description": "Calm"},
+        ],
+    }
+]
+
+
+@scenario
+async def question_answered(h: Harness) -> None:
+    if h.fake is not None:
+        h.fake.responder = lambda c: (
+            Reply.tool("request_user_input", questions=QUESTIONS)
+            if "ASK" in c.user_text and not c.tool_result_newest
+            else None
+        )
+    async with opened(h) as (session, reader):
+        assert Capability.QUESTIONS in session.info().details.capabilities
+        await session.prompt("ASK about the button")
+        request = (await reader.kind(RequestOpened)).request
+        assert isinstance(request, QuestionRequest)
+        [question] = request.questions
+        assert (question.id, question.header, question.text) == (
+            "colour",
+            "Colour",
+            "Which colour should the button be?",
+        )
+        assert [choice.label for choice in question.choices] == ["Red (Recommended)", "Blue"]
+        assert question.choices[1].description == "Calm"
+        assert question.allows_free_text, "codex adds a free-form answer (isOther)"
+        await session.answer(request.id, Answer.question([QuestionAnswer.choices(["Blue"])]))
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        assert request.id in [closed.request_id for closed in kinds(reader.seen, RequestClosed)]
+        assert text_of(turn).startswith(TOOL_DONE_PREFIX) and '"Blue"' in text_of(turn)
+    if h.fake is not None:
+        [output] = _fake_tool_outputs(h)
+        assert json.loads(output) == {"answers": {"colour": {"answers": ["Blue"]}}}, "the model got the answer"
+
+
+CHILD_TASK = "CHILD count the apples"
+
+
+def _spawn_then_wait(c: Conversation) -> Reply | None:
+    """The parent spawns a subagent, then waits for it with the id codex returned; the child's own
+    request falls through to the echo."""
+    if c.tool_result_newest and '"agent_id"' in c.tool_output:
+        return Reply.tool("wait_agent", targets=[json.loads(c.tool_output)["agent_id"]], timeout_ms=30000)
+    if "SPAWN" in c.user_text and not c.tool_result_newest:
+        return Reply.tool("spawn_agent", message=CHILD_TASK)
+    return None
+
+
+@scenario
+async def subagent_spawn_and_wait(h: Harness) -> None:
+    if h.fake is not None:
+        h.fake.responder = _spawn_then_wait
+    async with opened(h) as (session, reader):
+        assert Capability.SUBAGENTS in session.info().details.capabilities
+        await session.prompt("SPAWN a helper")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        tools = [update.tool for update in kinds(turn, ToolUpdated)]
+        spawn = next(tool for tool in tools if tool.title == "spawnAgent")
+        assert spawn.kind is ToolKind.SUBAGENT and spawn.input.description == CHILD_TASK
+        child = [e for e in turn if e.turn_info is not None and e.turn_info.parent_tool_id == spawn.id]
+        assert [m.text for m in kinds(child, UserMessage)] == [CHILD_TASK], "the child's task, under its spawn"
+        assert text_of(child, spawn.id) == ECHO + CHILD_TASK, "the child's answer, under its spawn"
+        assert kinds(child, MessageEnded)
+        wait = [tool for tool in tools if tool.title == "wait" and not tool.status.active][-1]
+        assert wait.kind is ToolKind.SUBAGENT and wait.status is ToolStatus.COMPLETED
+        assert wait.output == ECHO + CHILD_TASK, "the wait collected the child's answer"
+        main = text_of(turn)
+        assert main.startswith(TOOL_DONE_PREFIX) and CHILD_TASK in main, "the parent's model got the answer"
+        # the child's turn ended before the parent's (its end was consumed): one end, and the
+        # session goes on
+        await session.prompt("after the helper")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed) and text_of(turn) == ECHO + "after the helper"
+        assert len(kinds(reader.seen, TurnEnded)) == 2
+    if h.fake is not None:
+        prompts = [
+            json.dumps(item.get("content"))
+            for call in h.fake.model_calls()
+            for item in call.body.get("input", [])
+            if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "user"
+        ]
+        assert any(CHILD_TASK in prompt for prompt in prompts), "the child thread asked the model with its task"
+        assert any(ECHO + CHILD_TASK in output for output in _fake_tool_outputs(h)), (
+            "the wait result reached the parent"
+        )

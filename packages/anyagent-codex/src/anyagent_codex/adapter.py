@@ -9,8 +9,9 @@ process and closes the wire recording on every failure and on cancellation.
 Handshake (codex 0.171.0): ``initialize`` (opting into the experimental API) → ``initialized`` →
 ``account/read`` → ``model/list`` → ``thread/start`` | ``thread/resume`` | ``thread/fork`` →
 ``skills/list`` (the slash commands; answered after ``open`` returns, reported with an info
-update, so its ~25 ms are not part of the open). Client MCP servers ride as ``-c mcp_servers.<name>.…``
-launch overrides (stdio and streamable HTTP).
+update, so its ~25 ms are not part of the open). ``SESSION_ARGS`` turn on the plan and question
+tools; client MCP servers ride as ``-c mcp_servers.<name>.…`` launch overrides (stdio and
+streamable HTTP).
 
 Side calls without a session: ``probe_auth`` (``account/read``) and ``plan_usage``
 (``account/rateLimits/read``), each on a short-lived app server.
@@ -58,9 +59,20 @@ from .profile import PROFILE
 from .settings import SANDBOXES, Settings, own_mode
 from .translate import plan_usage
 
-__all__ = ["CLIENT_INFO", "SIDE_CALL_WAIT", "CodexAdapter", "mcp_overrides"]
+__all__ = ["CLIENT_INFO", "SESSION_ARGS", "SIDE_CALL_WAIT", "CodexAdapter", "mcp_overrides"]
 
 CLIENT_INFO = {"name": "anyagent", "title": "anyagent", "version": __version__}
+SESSION_ARGS: tuple[str, ...] = (
+    "-c",
+    "tools.update_plan.enabled=true",
+    "--enable",
+    "default_mode_request_user_input",
+)
+"""What a session's app server is launched with besides the profile's args (codex 0.171.0 offers
+neither tool by default): the ``update_plan`` tool (its calls are ``turn/plan/updated``, so
+``Plan``), and ``request_user_input`` outside Plan mode too (its calls are
+``item/tool/requestUserInput``, so ``Questions``). The subagent tools (``multi_agent_v1``) are on
+by default."""
 SIDE_CALL_WAIT = 5.0
 """Seconds an optional handshake call (``thread/turns/list``) may take before it is skipped."""
 
@@ -78,7 +90,7 @@ class CodexAdapter(seam.Adapter):
         overrides = mcp_overrides(options)
         login = login_methods(request.installation, request.profile, options)
         async with toolkit.launching(request) as launch:
-            process = await launch.spawn([*launch.argv, *overrides])
+            process = await launch.spawn([*launch.argv, *SESSION_ARGS, *overrides])
             peer = JsonRpcPeer(JsonLines(process), accepts=ACCEPTED_REQUESTS, jsonrpc_field=False)
             init = await _initialize(peer)
             account = j.obj(await _call(peer, "account/read", {"refreshToken": False}))

@@ -235,8 +235,10 @@ def tool_update(item: Mapping[str, Any], completed: bool = False, status: ToolSt
         tool_input = ToolInput(pattern=query or None)
     elif kind_name in ("collabAgentToolCall", "subAgentActivity"):
         prompt = j.nonempty(item.get("prompt"))
-        title = j.text(item.get("tool"), "") or "Subagent"
+        title = j.text(item.get("tool"), "") or j.text(item.get("kind"), "") or "Subagent"
         tool_input = ToolInput(description=prompt)
+        said = [j.text(j.obj(state).get("message"), "") for state in j.obj(item.get("agentsStates")).values()]
+        output = "\n".join(message for message in said if message) or None  # what the agents answered
     elif kind_name == "imageView":
         path = j.nonempty(item.get("path"))
         title = f"View {path}" if path else "View image"
