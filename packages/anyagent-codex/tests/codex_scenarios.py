@@ -411,6 +411,10 @@ async def question_answered(h: Harness) -> None:
         )
     async with opened(h) as (session, reader):
         assert Capability.QUESTIONS in session.info().details.capabilities
+        await _skills_listed(reader)
+        await session.configure("mode", "plan")  # codex's Plan mode: request_user_input works there
+        info = (await reader.kind(SessionUpdated)).info
+        assert info.configuration["mode"] == "plan"
         await session.prompt("ASK about the button")
         request = (await reader.kind(RequestOpened)).request
         assert isinstance(request, QuestionRequest)
@@ -428,9 +432,17 @@ async def question_answered(h: Harness) -> None:
         assert isinstance(_ended(turn).stop, Completed)
         assert request.id in [closed.request_id for closed in kinds(reader.seen, RequestClosed)]
         assert text_of(turn).startswith(TOOL_DONE_PREFIX) and '"Blue"' in text_of(turn)
+        await session.configure("mode", "default")  # out of Plan mode: codex refuses the tool again
+        info = (await reader.kind(SessionUpdated)).info
+        assert info.configuration["mode"] == "on-request"
+        await session.prompt("ASK once more")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed) and not kinds(turn, RequestOpened)
+        assert text_of(turn) == TOOL_DONE_PREFIX + "request_user_input is unavailable in Default mode"
     if h.fake is not None:
-        [output] = _fake_tool_outputs(h)
-        assert json.loads(output) == {"answers": {"colour": {"answers": ["Blue"]}}}, "the model got the answer"
+        answer, refusal = _fake_tool_outputs(h)[-2:]
+        assert json.loads(answer) == {"answers": {"colour": {"answers": ["Blue"]}}}, "the model got the answer"
+        assert refusal == "request_user_input is unavailable in Default mode"
 
 
 CHILD_TASK = "CHILD count the apples"
