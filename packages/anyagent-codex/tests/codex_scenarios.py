@@ -448,20 +448,24 @@ async def question_answered(h: Harness) -> None:
 CHILD_TASK = "CHILD count the apples"
 
 
-def _spawn_then_wait(c: Conversation) -> Reply | None:
-    """The parent spawns a subagent, then waits for it with the id codex returned; the child's own
-    request falls through to the echo."""
-    if c.tool_result_newest and '"agent_id"' in c.tool_output:
-        return Reply.tool("wait_agent", targets=[json.loads(c.tool_output)["agent_id"]], timeout_ms=30000)
-    if "SPAWN" in c.user_text and not c.tool_result_newest:
-        return Reply.tool("spawn_agent", message=CHILD_TASK)
-    return None
+def _spawner(task: str) -> Callable[[Conversation], Reply | None]:
+    """A responder: the parent spawns a subagent with ``task``, then waits for it with the id codex
+    returned; the child's own requests fall through to the keywords (``RUN``) or the echo."""
+
+    def respond(c: Conversation) -> Reply | None:
+        if c.tool_result_newest and '"agent_id"' in c.tool_output:
+            return Reply.tool("wait_agent", targets=[json.loads(c.tool_output)["agent_id"]], timeout_ms=30000)
+        if "SPAWN" in c.user_text and not c.tool_result_newest:
+            return Reply.tool("spawn_agent", message=task)
+        return None
+
+    return respond
 
 
 @scenario
 async def subagent_spawn_and_wait(h: Harness) -> None:
     if h.fake is not None:
-        h.fake.responder = _spawn_then_wait
+        h.fake.responder = _spawner(CHILD_TASK)
     async with opened(h) as (session, reader):
         assert Capability.SUBAGENTS in session.info().details.capabilities
         await session.prompt("SPAWN a helper")
@@ -496,3 +500,35 @@ async def subagent_spawn_and_wait(h: Harness) -> None:
         assert any(ECHO + CHILD_TASK in output for output in _fake_tool_outputs(h)), (
             "the wait result reached the parent"
         )
+
+
+@scenario
+async def subagent_asks_approval(h: Harness) -> None:
+    if h.fake is not None:
+        h.fake.responder = _spawner("RUN echo from-the-child")
+    async with opened(h) as (session, reader):
+        await session.prompt("SPAWN a helper that runs a command")
+        opened_event = await reader.until(RequestOpened)
+        request = opened_event.kind.request  # type: ignore[attr-defined]
+        assert isinstance(request, PermissionRequest) and "echo from-the-child" in request.tool.title
+        spawn = next(u.tool for u in kinds(reader.seen, ToolUpdated) if u.tool.title == "spawnAgent")
+        assert opened_event.turn_info is not None and opened_event.turn_info.parent_tool_id == spawn.id, (
+            "the child's approval comes under its spawn call"
+        )
+        await session.answer(request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        child_tools = [
+            e.kind.tool
+            for e in reader.seen
+            if isinstance(e.kind, ToolUpdated) and e.turn_info is not None and e.turn_info.parent_tool_id == spawn.id
+        ]
+        assert child_tools and child_tools[-1].status is ToolStatus.COMPLETED
+        assert "from-the-child" in (child_tools[-1].output or ""), "the child's command ran"
+        waited = [
+            u.tool for u in kinds(reader.seen, ToolUpdated) if u.tool.title == "wait" and not u.tool.status.active
+        ]
+        assert waited and (waited[-1].output or "").startswith(TOOL_DONE_PREFIX), (
+            "the wait collected the child's answer"
+        )
+        assert len(kinds(reader.seen, TurnEnded)) == 1
