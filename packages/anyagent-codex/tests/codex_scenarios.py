@@ -62,12 +62,14 @@ ECHO = "Hello from the fake model. You said: "
 @attrs.frozen
 class Scenario:
     """A scenario and the world it needs: ``bad_key`` (the model answers 401), ``dead_model``
-    (nothing listens where the model should be), ``max_retries`` (the adapter's retry bound)."""
+    (nothing listens where the model should be), ``max_retries`` (the adapter's retry bound),
+    ``codex_args`` (more launch arguments for the live ``codex``)."""
 
     run: Callable[[Harness], Awaitable[None]]
     bad_key: bool = False
     dead_model: bool = False
     max_retries: int | None = None
+    codex_args: tuple[str, ...] = ()
 
 
 SCENARIOS: dict[str, Scenario] = {}
@@ -531,4 +533,32 @@ async def subagent_asks_approval(h: Harness) -> None:
         assert waited and (waited[-1].output or "").startswith(TOOL_DONE_PREFIX), (
             "the wait collected the child's answer"
         )
+        assert len(kinds(reader.seen, TurnEnded)) == 1
+
+
+def _spawner_v2(c: Conversation) -> Reply | None:
+    """``multi_agent_v2``: the parent spawns a named task, then waits for any agent. The child
+    gets the parent's history and its task encrypted, so it answers the spawn's tool result."""
+    if c.tool_result_newest and '"task_name"' in c.tool_output:
+        return Reply.tool("wait_agent", timeout_ms=30000)
+    if "SPAWN" in c.user_text and not c.tool_result_newest:
+        return Reply.tool("spawn_agent", message=CHILD_TASK, task_name="apples")
+    return None
+
+
+@scenario(codex_args=("--enable", "multi_agent_v2"))
+async def subagent_v2_spawn(h: Harness) -> None:
+    if h.fake is not None:
+        h.fake.responder = _spawner_v2
+    async with opened(h) as (session, reader):
+        await session.prompt("SPAWN a v2 helper")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        tools = [update.tool for update in kinds(turn, ToolUpdated)]
+        spawn = next(tool for tool in tools if tool.title == "Subagent /root/apples started")
+        assert spawn.kind is ToolKind.SUBAGENT
+        child = [e for e in turn if e.turn_info is not None and e.turn_info.parent_tool_id == spawn.id]
+        assert text_of(child, spawn.id) == TOOL_DONE_PREFIX + "aborted", "the child's answer, under its spawn"
+        assert any(tool.title == "Subagent /root/apples completed" for tool in tools)
+        assert text_of(turn).startswith(TOOL_DONE_PREFIX) and "Wait completed" in text_of(turn)
         assert len(kinds(reader.seen, TurnEnded)) == 1

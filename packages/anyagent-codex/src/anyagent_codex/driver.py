@@ -18,8 +18,9 @@ Turn rules stay the engine's; the driver only reports what codex says:
 * Model API retries are bounded: codex retries a dead or refusing model forever; after
   ``MAX_RETRIES`` retry notices in one turn (or the first one that says 401) the driver interrupts
   the turn and it ends ``Failed`` with the last error (a 401 also reports ``AuthLost``).
-* Subagents (codex's ``multi_agent_v1`` tools): a ``collabAgentToolCall`` is a ``SUBAGENT`` tool;
-  the thread a ``spawnAgent`` call names in ``receiverThreadIds`` is its child, and every frame of
+* Subagents (codex's ``multi_agent_v1`` tools, on by default): a ``collabAgentToolCall`` is a
+  ``SUBAGENT`` tool; the thread a ``spawnAgent`` call names in ``receiverThreadIds`` (with
+  ``multi_agent_v2``: the ``agentThreadId`` of a ``subAgentActivity`` that started) is its child, and every frame of
   that thread is translated with ``parent_tool_id`` = the spawn call's id (a child frame that
   comes before codex names the thread goes to the one spawn in flight). A child's
   ``turn/completed`` is a ``TurnEnd`` with that ``parent_tool_id``, which the engine consumes: it
@@ -296,11 +297,17 @@ class CodexDriver(seam.Driver):
                 await self._loop.send(event)
 
     def _note_spawn(self, item: dict[str, Any], completed: bool) -> None:
-        """A ``spawnAgent`` call of ours: the threads it names are its children."""
-        if item.get("type") != "collabAgentToolCall" or item.get("tool") != "spawnAgent":
-            return
+        """A ``spawnAgent`` call of ours: the threads it names are its children (``multi_agent_v2``:
+        a ``subAgentActivity`` that started names its thread at once)."""
         tool_id = j.nonempty(item.get("id"))
         if tool_id is None:
+            return
+        if item.get("type") == "subAgentActivity" and item.get("kind") == "started":
+            thread = j.nonempty(item.get("agentThreadId"))
+            if thread is not None:
+                self._children.setdefault(thread, _Child(tool_id))
+            return
+        if item.get("type") != "collabAgentToolCall" or item.get("tool") != "spawnAgent":
             return
         receivers = [thread for thread in j.arr(item.get("receiverThreadIds")) if isinstance(thread, str) and thread]
         for thread in receivers:

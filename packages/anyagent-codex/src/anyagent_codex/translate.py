@@ -235,7 +235,9 @@ def tool_update(item: Mapping[str, Any], completed: bool = False, status: ToolSt
         tool_input = ToolInput(pattern=query or None)
     elif kind_name in ("collabAgentToolCall", "subAgentActivity"):
         prompt = j.nonempty(item.get("prompt"))
-        title = j.text(item.get("tool"), "") or j.text(item.get("kind"), "") or "Subagent"
+        title = j.text(item.get("tool"), "") or " ".join(
+            part for part in ("Subagent", j.text(item.get("agentPath"), ""), j.text(item.get("kind"), "")) if part
+        )
         tool_input = ToolInput(description=prompt)
         said = [j.text(j.obj(state).get("message"), "") for state in j.obj(item.get("agentsStates")).values()]
         output = "\n".join(message for message in said if message) or None  # what the agents answered
