@@ -359,6 +359,11 @@ def _fake_tool_outputs(h: Harness) -> list[str]:
     ]
 
 
+def _asked(word: str, reply: Reply) -> Callable[[Conversation], Reply | None]:
+    """A responder: ``reply`` to a prompt with ``word`` in it (not to a tool result), else nothing."""
+    return lambda c: reply if word in c.user_text and not c.tool_result_newest else None
+
+
 PLAN = [
     {"step": "Read the failing test", "status": "completed"},
     {"step": "Fix the parser", "status": "in_progress"},
@@ -369,11 +374,7 @@ PLAN = [
 @scenario
 async def plan_update(h: Harness) -> None:
     if h.fake is not None:
-        h.fake.responder = lambda c: (
-            Reply.tool("update_plan", explanation="three steps", plan=PLAN)
-            if "PLAN" in c.user_text and not c.tool_result_newest
-            else None
-        )
+        h.fake.responder = _asked("PLAN", Reply.tool("update_plan", explanation="three steps", plan=PLAN))
     async with opened(h) as (session, reader):
         assert Capability.PLAN in session.info().details.capabilities
         await session.prompt("PLAN the fix")
@@ -406,11 +407,7 @@ QUESTIONS = [
 @scenario
 async def question_answered(h: Harness) -> None:
     if h.fake is not None:
-        h.fake.responder = lambda c: (
-            Reply.tool("request_user_input", questions=QUESTIONS)
-            if "ASK" in c.user_text and not c.tool_result_newest
-            else None
-        )
+        h.fake.responder = _asked("ASK", Reply.tool("request_user_input", questions=QUESTIONS))
     async with opened(h) as (session, reader):
         assert Capability.QUESTIONS in session.info().details.capabilities
         await _skills_listed(reader)
@@ -454,12 +451,12 @@ def _spawner(task: str) -> Callable[[Conversation], Reply | None]:
     """A responder: the parent spawns a subagent with ``task``, then waits for it with the id codex
     returned; the child's own requests fall through to the keywords (``RUN``) or the echo."""
 
+    spawn = _asked("SPAWN", Reply.tool("spawn_agent", message=task))
+
     def respond(c: Conversation) -> Reply | None:
         if c.tool_result_newest and '"agent_id"' in c.tool_output:
             return Reply.tool("wait_agent", targets=[json.loads(c.tool_output)["agent_id"]], timeout_ms=30000)
-        if "SPAWN" in c.user_text and not c.tool_result_newest:
-            return Reply.tool("spawn_agent", message=task)
-        return None
+        return spawn(c)
 
     return respond
 
@@ -541,9 +538,7 @@ def _spawner_v2(c: Conversation) -> Reply | None:
     gets the parent's history and its task encrypted, so it answers the spawn's tool result."""
     if c.tool_result_newest and '"task_name"' in c.tool_output:
         return Reply.tool("wait_agent", timeout_ms=30000)
-    if "SPAWN" in c.user_text and not c.tool_result_newest:
-        return Reply.tool("spawn_agent", message=CHILD_TASK, task_name="apples")
-    return None
+    return _asked("SPAWN", Reply.tool("spawn_agent", message=CHILD_TASK, task_name="apples"))(c)
 
 
 @scenario(codex_args=("--enable", "multi_agent_v2"))
