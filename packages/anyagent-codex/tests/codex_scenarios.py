@@ -21,6 +21,7 @@ import pytest
 from codex_harness import WAIT, Harness
 
 from anyagent import (
+    AgentOrigin,
     Answer,
     AuthRequired,
     Cancelled,
@@ -50,6 +51,7 @@ from anyagent import (
     ToolStatus,
     ToolUpdated,
     TurnEnded,
+    TurnStarted,
     UserMessage,
 )
 from anyagent_codex import FORK_POINT
@@ -557,3 +559,23 @@ async def subagent_v2_spawn(h: Harness) -> None:
         assert any(tool.title == "Subagent /root/apples completed" for tool in tools)
         assert text_of(turn).startswith(TOOL_DONE_PREFIX) and "Wait completed" in text_of(turn)
         assert len(kinds(reader.seen, TurnEnded)) == 1
+
+
+@scenario
+async def subagent_outlives_the_turn(h: Harness) -> None:
+    if h.fake is not None:  # the parent does not wait; the child streams for about 2 s
+        h.fake.responder = _asked("SPAWN", Reply.tool("spawn_agent", message="SLOW 8"))
+    async with opened(h) as (session, reader):
+        await session.prompt("SPAWN and do not wait")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        spawn = next(u.tool for u in kinds(turn, ToolUpdated) if u.tool.title == "spawnAgent")
+        later = await reader.turn()  # the child speaks alone: the engine runs it as the agent's turn
+        [started] = kinds(later, TurnStarted)
+        assert isinstance(started.origin, AgentOrigin)
+        assert "slow7" in text_of(later, spawn.id), "the child's whole answer, under its spawn"
+        assert isinstance(_ended(later).stop, Completed), "the child's end ended that turn"
+        await session.prompt("after the helper")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed) and text_of(turn) == ECHO + "after the helper"
+        assert len(kinds(reader.seen, TurnEnded)) == 3

@@ -24,7 +24,9 @@ Turn rules stay the engine's; the driver only reports what codex says:
   that thread is translated with ``parent_tool_id`` = the spawn call's id (a child frame that
   comes before codex names the thread goes to the one spawn in flight). A child's
   ``turn/completed`` is a ``TurnEnd`` with that ``parent_tool_id``, which the engine consumes: it
-  never ends ours. Frames of threads no spawn of ours named are dropped.
+  never ends ours. A child that outlives our turn and speaks then gets an agent-originated turn
+  from the engine; its ``turn/completed`` is that turn's end (else the next prompt would wait
+  behind it forever). Frames of threads no spawn of ours named are dropped.
 * Approvals (``item/commandExecution/requestApproval``, ``item/fileChange/requestApproval``) →
   ``PermissionRequest`` with the choices codex offers, answered ``accept`` / ``acceptForSession``
   (or the proposed exec-policy amendment) / ``decline``; ``item/tool/requestUserInput`` (the
@@ -55,6 +57,7 @@ from anyagent import (
     DiagnosticCode,
     DiagnosticInfo,
     DiagnosticLevel,
+    EventKind,
     Failed,
     Input,
     LoginMethod,
@@ -65,14 +68,19 @@ from anyagent import (
     QuestionChoice,
     QuestionRequest,
     QuestionsAnswer,
+    ReasoningDelta,
     RequestOpened,
     RollbackScope,
     SlashCommand,
     StopReason,
     TextAnswer,
+    TextDelta,
     ToolKind,
+    ToolOutputDelta,
     ToolStatus,
     ToolUpdate,
+    ToolUpdated,
+    UserMessage,
     seam,
     toolkit,
 )
@@ -170,6 +178,7 @@ class _Child:
 
     tool_id: str
     translator: Translator = attrs.Factory(Translator)
+    alone: bool = False  # it said something while no turn of ours ran: the engine opened a turn for it
 
 
 _Open = Union[_Approval, _Ask]
@@ -343,18 +352,31 @@ class CodexDriver(seam.Driver):
                 else Failed(error or f"the subagent's turn ended {status or 'without a status'}")
             )
             child.translator.reset_turn()
-            await self._loop.send(seam.TurnEnd(stop, parent_tool_id=child.tool_id))
+            alone, child.alone = child.alone, False
+            if self._turn is None and alone:
+                # it outlived our turn and spoke alone: its end ends the turn the engine ran for it
+                await self._loop.send(seam.TurnEnd(stop))
+            else:
+                await self._loop.send(seam.TurnEnd(stop, parent_tool_id=child.tool_id))
         elif method == "error":
             message = j.text(j.obj(params.get("error")).get("message"), "") or "codex reported an error"
             info = DiagnosticInfo(f"codex subagent: {message}", DiagnosticLevel.WARNING, DiagnosticCode.AGENT_WARNING)
-            await self._loop.send(seam.Content(Diagnostic(info), child.tool_id))
+            await self._child_content(child, Diagnostic(info))
         elif method == "serverRequest/resolved":
             await self._resolved(params.get("requestId"))
         elif method not in _NOT_THE_CHILDS:
             for event in child.translator.feed(method, params, {"method": method, "params": note.params}):
                 if isinstance(event, seam.Content):
-                    event = attrs.evolve(event, parent_tool_id=child.tool_id)
-                await self._loop.send(event)
+                    await self._child_content(child, event.kind, event.extensions)
+                else:
+                    await self._loop.send(event)
+
+    async def _child_content(self, child: _Child, kind: EventKind, extensions: Any = None) -> None:
+        """Send a subagent's content under its spawn call, noting when it comes with no turn of
+        ours running (the engine then runs it as an agent-originated turn)."""
+        if self._turn is None and _opens_turn(kind):
+            child.alone = True
+        await self._loop.send(seam.Content(kind, child.tool_id, extensions))
 
     async def _turn_started(self, wire_id: str | None) -> None:
         turn = self._turn
@@ -445,9 +467,8 @@ class CodexDriver(seam.Driver):
         params = j.obj(request.params)
         thread = j.nonempty(params.get("threadId"))
         child = self._child(thread) if thread is not None and thread != self._thread_id else None
-        parent = child.tool_id if child is not None else None
         if request.method == "item/tool/requestUserInput":
-            await self._open_question(request, params, parent)
+            await self._open_question(request, params, child)
             return
         item_id = j.text(params.get("itemId"), "")
         tool = (child.translator if child is not None else self._translator).tool(item_id)
@@ -481,10 +502,15 @@ class CodexDriver(seam.Driver):
         engine_id = self._requests.add(_Approval(request, allow_always))
         self._by_wire[str(request.id)] = engine_id
         detail = j.nonempty(params.get("reason"))
-        request_opened = RequestOpened(PermissionRequest(engine_id, tool, choices, detail))
-        await self._loop.send(seam.Content(request_opened, parent))
+        await self._opened(RequestOpened(PermissionRequest(engine_id, tool, choices, detail)), child)
 
-    async def _open_question(self, request: IncomingRequest, params: dict[str, Any], parent: str | None) -> None:
+    async def _opened(self, opened: RequestOpened, child: _Child | None) -> None:
+        if child is None:
+            await self._loop.send(seam.Content(opened))
+        else:
+            await self._child_content(child, opened)
+
+    async def _open_question(self, request: IncomingRequest, params: dict[str, Any], child: _Child | None) -> None:
         questions: list[Question] = []
         for raw in j.arr(params.get("questions")):
             raw = j.obj(raw)
@@ -516,7 +542,7 @@ class CodexDriver(seam.Driver):
             return
         engine_id = self._requests.add(_Ask(request, [q.id for q in questions]))
         self._by_wire[str(request.id)] = engine_id
-        await self._loop.send(seam.Content(RequestOpened(QuestionRequest(engine_id, questions)), parent))
+        await self._opened(RequestOpened(QuestionRequest(engine_id, questions)), child)
 
     async def _say_no(self, entry: _Open) -> None:
         """The engine closed the request unanswered: decline on the wire (once)."""
@@ -704,6 +730,14 @@ class CodexDriver(seam.Driver):
 
         if not await self._request("thread/compact/start", {"threadId": self._thread_id}, started):
             await self._end(turn, Failed("codex no longer reads"))
+
+
+def _opens_turn(kind: EventKind) -> bool:
+    """Whether the engine starts an agent-originated turn for ``kind`` when none runs (the
+    engine's rule: streamed text, a user message, a request, tool output, a running tool)."""
+    if isinstance(kind, (TextDelta, ReasoningDelta, UserMessage, RequestOpened, ToolOutputDelta)):
+        return True
+    return isinstance(kind, ToolUpdated) and kind.tool.status.active
 
 
 def _is_auth(error: dict[str, Any]) -> bool:
