@@ -54,7 +54,7 @@ from anyagent import (
     TurnStarted,
     UserMessage,
 )
-from anyagent_codex import FORK_POINT
+from anyagent_codex import FORK_POINT, PROPOSED_PLAN
 from anyagent_testkit.events import EventReader, kinds, text_of
 from anyagent_testkit.fakemodel import TOOL_DONE_PREFIX, Conversation, Reply
 
@@ -579,3 +579,28 @@ async def subagent_outlives_the_turn(h: Harness) -> None:
         turn = await reader.turn()
         assert isinstance(_ended(turn).stop, Completed) and text_of(turn) == ECHO + "after the helper"
         assert len(kinds(reader.seen, TurnEnded)) == 3
+
+
+PROPOSAL = (
+    "Here is my plan.\n<proposed_plan>\n# Tidy the garage\n- Sort items\n- Throw out trash\n</proposed_plan>\nDone."
+)
+
+
+@scenario
+async def plan_mode_proposes_a_plan(h: Harness) -> None:
+    if h.fake is not None:
+        h.fake.responder = _asked("PROPOSE", Reply.text(PROPOSAL))
+    async with opened(h) as (session, reader):
+        await _skills_listed(reader)
+        await session.configure("mode", "plan")
+        await reader.kind(SessionUpdated)
+        await session.prompt("PROPOSE a plan")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        ended = [e for e in turn if isinstance(e.kind, MessageEnded)]
+        [plan_end] = [e for e in ended if e.extensions.get(PROPOSED_PLAN)]
+        plan_id = plan_end.kind.message_id  # type: ignore[attr-defined]
+        plan = "".join(d.text for d in kinds(turn, TextDelta) if d.message_id == plan_id)
+        assert plan == "# Tidy the garage\n- Sort items\n- Throw out trash\n", "codex's proposed plan, whole"
+        answer = "".join(d.text for d in kinds(turn, TextDelta) if d.message_id != plan_id)
+        assert answer == "Here is my plan.\nDone.", "the answer without the plan codex took out of it"
