@@ -604,3 +604,22 @@ async def plan_mode_proposes_a_plan(h: Harness) -> None:
         assert plan == "# Tidy the garage\n- Sort items\n- Throw out trash\n", "codex's proposed plan, whole"
         answer = "".join(d.text for d in kinds(turn, TextDelta) if d.message_id != plan_id)
         assert answer == "Here is my plan.\nDone.", "the answer without the plan codex took out of it"
+
+
+@scenario
+async def cancel_while_a_subagent_runs(h: Harness) -> None:
+    if h.fake is not None:  # the parent waits on a child that streams for about 3 s
+        h.fake.responder = _spawner("SLOW 12")
+    async with opened(h) as (session, reader):
+        await session.prompt("SPAWN a slow helper")
+        await reader.match(lambda e: isinstance(e.kind, ToolUpdated) and e.kind.tool.title == "wait")
+        await session.cancel()
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Cancelled)
+        spawn = next(u.tool for u in kinds(reader.seen, ToolUpdated) if u.tool.title == "spawnAgent")
+        later = await reader.turn()  # codex lets the child finish: the agent's own turn, ended by it
+        assert isinstance(kinds(later, TurnStarted)[0].origin, AgentOrigin)
+        assert "slow11" in text_of(later, spawn.id) and isinstance(_ended(later).stop, Completed)
+        await session.prompt("after the cancel")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed) and text_of(turn) == ECHO + "after the cancel"
