@@ -17,7 +17,17 @@ from anyagent_testkit.fuzz import CODEX_RULES, FuzzTarget, fuzz
 pytestmark = pytest.mark.anyio
 
 # single-process recordings the generic driver replays (prompts, answers, cancels)
-NAMES = ["text-turn", "approval-accept", "approval-decline", "cancel-streaming", "cancel-with-approval-pending"]
+NAMES = [
+    "text-turn",
+    "approval-accept",
+    "approval-decline",
+    "cancel-streaming",
+    "cancel-with-approval-pending",
+    "plan-update",
+    "subagent-spawn-and-wait",
+    "subagent-asks-approval",
+    "subagent-outlives-the-turn",
+]
 TARGET = FuzzTarget(
     "codex",
     CODEX_RULES,
