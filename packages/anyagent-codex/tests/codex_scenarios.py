@@ -2,11 +2,14 @@
 wire when asked), recorded by replaying that wire through the adapter. Each asserts events.
 
 Prompts use the fake model's keywords: ``RUN <command>`` (an escalated ``exec_command``, so codex
-asks for approval), ``SLOW n`` (n text chunks, 0.1 s apart), anything else an echo.
+asks for approval), ``SLOW n`` (n text chunks, 0.1 s apart), anything else an echo. The plan,
+question and subagent scenarios give the fake model a responder that calls codex's own tools
+(``update_plan``, ``request_user_input``, ``spawn_agent`` / ``wait_agent``) by what each request says.
 """
 
 from __future__ import annotations
 
+import json
 import struct
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -18,9 +21,11 @@ import pytest
 from codex_harness import WAIT, Harness
 
 from anyagent import (
+    AgentOrigin,
     Answer,
     AuthRequired,
     Cancelled,
+    Capability,
     Completed,
     ContextCompacted,
     ContextUsage,
@@ -31,6 +36,10 @@ from anyagent import (
     MessageEnded,
     PermissionChoice,
     PermissionRequest,
+    PlanEntryStatus,
+    PlanUpdated,
+    QuestionAnswer,
+    QuestionRequest,
     RequestClosed,
     RequestOpened,
     Session,
@@ -38,12 +47,16 @@ from anyagent import (
     SessionUpdated,
     Steered,
     TextDelta,
+    ToolKind,
     ToolStatus,
     ToolUpdated,
     TurnEnded,
+    TurnStarted,
+    UserMessage,
 )
-from anyagent_codex import FORK_POINT
+from anyagent_codex import FORK_POINT, PROPOSED_PLAN
 from anyagent_testkit.events import EventReader, kinds, text_of
+from anyagent_testkit.fakemodel import TOOL_DONE_PREFIX, Conversation, Reply
 
 ECHO = "Hello from the fake model. You said: "
 
@@ -51,12 +64,14 @@ ECHO = "Hello from the fake model. You said: "
 @attrs.frozen
 class Scenario:
     """A scenario and the world it needs: ``bad_key`` (the model answers 401), ``dead_model``
-    (nothing listens where the model should be), ``max_retries`` (the adapter's retry bound)."""
+    (nothing listens where the model should be), ``max_retries`` (the adapter's retry bound),
+    ``codex_args`` (more launch arguments for the live ``codex``)."""
 
     run: Callable[[Harness], Awaitable[None]]
     bad_key: bool = False
     dead_model: bool = False
     max_retries: int | None = None
+    codex_args: tuple[str, ...] = ()
 
 
 SCENARIOS: dict[str, Scenario] = {}
@@ -330,3 +345,281 @@ async def auth_lost(h: Harness) -> None:
 
 
 __all__ = ["SCENARIOS", "Scenario"]
+
+
+# -- codex's own tools, called by a responder on the fake model
+
+
+def _fake_tool_outputs(h: Harness) -> list[str]:
+    """Every ``function_call_output`` the model received (live tier only)."""
+    assert h.fake is not None
+    return [
+        str(item.get("output"))
+        for call in h.fake.model_calls()
+        for item in call.body.get("input", [])
+        if isinstance(item, dict) and item.get("type") == "function_call_output"
+    ]
+
+
+def _asked(word: str, reply: Reply) -> Callable[[Conversation], Reply | None]:
+    """A responder: ``reply`` to a prompt with ``word`` in it (not to a tool result), else nothing."""
+    return lambda c: reply if word in c.user_text and not c.tool_result_newest else None
+
+
+PLAN = [
+    {"step": "Read the failing test", "status": "completed"},
+    {"step": "Fix the parser", "status": "in_progress"},
+    {"step": "Run the suite", "status": "pending"},
+]
+
+
+@scenario
+async def plan_update(h: Harness) -> None:
+    if h.fake is not None:
+        h.fake.responder = _asked("PLAN", Reply.tool("update_plan", explanation="three steps", plan=PLAN))
+    async with opened(h) as (session, reader):
+        assert Capability.PLAN in session.info().details.capabilities
+        await session.prompt("PLAN the fix")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        [plan] = kinds(turn, PlanUpdated)
+        assert [(entry.content, entry.status) for entry in plan.entries] == [
+            ("Read the failing test", PlanEntryStatus.COMPLETED),
+            ("Fix the parser", PlanEntryStatus.IN_PROGRESS),
+            ("Run the suite", PlanEntryStatus.PENDING),
+        ]
+        assert text_of(turn) == TOOL_DONE_PREFIX + "Plan updated"
+    if h.fake is not None:
+        assert _fake_tool_outputs(h) == ["Plan updated"], "codex ran its update_plan tool"
+
+
+QUESTIONS = [
+    {
+        "id": "colour",
+        "header": "Colour",
+        "question": "Which colour should the button be?",
+        "options": [
+            {"label": "Red (Recommended)", "description": "Warm and loud"},
+            {"label": "Blue", "description": "Calm"},
+        ],
+    }
+]
+
+
+@scenario
+async def question_answered(h: Harness) -> None:
+    if h.fake is not None:
+        h.fake.responder = _asked("ASK", Reply.tool("request_user_input", questions=QUESTIONS))
+    async with opened(h) as (session, reader):
+        assert Capability.QUESTIONS in session.info().details.capabilities
+        await _skills_listed(reader)
+        await session.configure("mode", "plan")  # codex's Plan mode: request_user_input works there
+        info = (await reader.kind(SessionUpdated)).info
+        assert info.configuration["mode"] == "plan"
+        await session.prompt("ASK about the button")
+        request = (await reader.kind(RequestOpened)).request
+        assert isinstance(request, QuestionRequest)
+        [question] = request.questions
+        assert (question.id, question.header, question.text) == (
+            "colour",
+            "Colour",
+            "Which colour should the button be?",
+        )
+        assert [choice.label for choice in question.choices] == ["Red (Recommended)", "Blue"]
+        assert question.choices[1].description == "Calm"
+        assert question.allows_free_text, "codex adds a free-form answer (isOther)"
+        await session.answer(request.id, Answer.question([QuestionAnswer.choices(["Blue"])]))
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        assert request.id in [closed.request_id for closed in kinds(reader.seen, RequestClosed)]
+        assert text_of(turn).startswith(TOOL_DONE_PREFIX) and '"Blue"' in text_of(turn)
+        await session.configure("mode", "default")  # out of Plan mode: codex refuses the tool again
+        info = (await reader.kind(SessionUpdated)).info
+        assert info.configuration["mode"] == "on-request"
+        await session.prompt("ASK once more")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed) and not kinds(turn, RequestOpened)
+        assert text_of(turn) == TOOL_DONE_PREFIX + "request_user_input is unavailable in Default mode"
+    if h.fake is not None:
+        answer, refusal = _fake_tool_outputs(h)[-2:]
+        assert json.loads(answer) == {"answers": {"colour": {"answers": ["Blue"]}}}, "the model got the answer"
+        assert refusal == "request_user_input is unavailable in Default mode"
+
+
+CHILD_TASK = "CHILD count the apples"
+
+
+def _spawner(task: str) -> Callable[[Conversation], Reply | None]:
+    """A responder: the parent spawns a subagent with ``task``, then waits for it with the id codex
+    returned; the child's own requests fall through to the keywords (``RUN``) or the echo."""
+
+    spawn = _asked("SPAWN", Reply.tool("spawn_agent", message=task))
+
+    def respond(c: Conversation) -> Reply | None:
+        if c.tool_result_newest and '"agent_id"' in c.tool_output:
+            return Reply.tool("wait_agent", targets=[json.loads(c.tool_output)["agent_id"]], timeout_ms=30000)
+        return spawn(c)
+
+    return respond
+
+
+@scenario
+async def subagent_spawn_and_wait(h: Harness) -> None:
+    if h.fake is not None:
+        h.fake.responder = _spawner(CHILD_TASK)
+    async with opened(h) as (session, reader):
+        assert Capability.SUBAGENTS in session.info().details.capabilities
+        await session.prompt("SPAWN a helper")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        tools = [update.tool for update in kinds(turn, ToolUpdated)]
+        spawn = next(tool for tool in tools if tool.title == "spawnAgent")
+        assert spawn.kind is ToolKind.SUBAGENT and spawn.input.description == CHILD_TASK
+        child = [e for e in turn if e.turn_info is not None and e.turn_info.parent_tool_id == spawn.id]
+        assert [m.text for m in kinds(child, UserMessage)] == [CHILD_TASK], "the child's task, under its spawn"
+        assert text_of(child, spawn.id) == ECHO + CHILD_TASK, "the child's answer, under its spawn"
+        assert kinds(child, MessageEnded)
+        wait = [tool for tool in tools if tool.title == "wait" and not tool.status.active][-1]
+        assert wait.kind is ToolKind.SUBAGENT and wait.status is ToolStatus.COMPLETED
+        assert wait.output == ECHO + CHILD_TASK, "the wait collected the child's answer"
+        main = text_of(turn)
+        assert main.startswith(TOOL_DONE_PREFIX) and CHILD_TASK in main, "the parent's model got the answer"
+        # the child's turn ended before the parent's (its end was consumed): one end, and the
+        # session goes on
+        await session.prompt("after the helper")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed) and text_of(turn) == ECHO + "after the helper"
+        assert len(kinds(reader.seen, TurnEnded)) == 2
+    if h.fake is not None:
+        prompts = [
+            json.dumps(item.get("content"))
+            for call in h.fake.model_calls()
+            for item in call.body.get("input", [])
+            if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "user"
+        ]
+        assert any(CHILD_TASK in prompt for prompt in prompts), "the child thread asked the model with its task"
+        assert any(ECHO + CHILD_TASK in output for output in _fake_tool_outputs(h)), (
+            "the wait result reached the parent"
+        )
+
+
+@scenario
+async def subagent_asks_approval(h: Harness) -> None:
+    if h.fake is not None:
+        h.fake.responder = _spawner("RUN echo from-the-child")
+    async with opened(h) as (session, reader):
+        await session.prompt("SPAWN a helper that runs a command")
+        opened_event = await reader.until(RequestOpened)
+        request = opened_event.kind.request  # type: ignore[attr-defined]
+        assert isinstance(request, PermissionRequest) and "echo from-the-child" in request.tool.title
+        spawn = next(u.tool for u in kinds(reader.seen, ToolUpdated) if u.tool.title == "spawnAgent")
+        assert opened_event.turn_info is not None and opened_event.turn_info.parent_tool_id == spawn.id, (
+            "the child's approval comes under its spawn call"
+        )
+        await session.answer(request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        child_tools = [
+            e.kind.tool
+            for e in reader.seen
+            if isinstance(e.kind, ToolUpdated) and e.turn_info is not None and e.turn_info.parent_tool_id == spawn.id
+        ]
+        assert child_tools and child_tools[-1].status is ToolStatus.COMPLETED
+        assert "from-the-child" in (child_tools[-1].output or ""), "the child's command ran"
+        waited = [
+            u.tool for u in kinds(reader.seen, ToolUpdated) if u.tool.title == "wait" and not u.tool.status.active
+        ]
+        assert waited and (waited[-1].output or "").startswith(TOOL_DONE_PREFIX), (
+            "the wait collected the child's answer"
+        )
+        assert len(kinds(reader.seen, TurnEnded)) == 1
+
+
+def _spawner_v2(c: Conversation) -> Reply | None:
+    """``multi_agent_v2``: the parent spawns a named task, then waits for any agent. The child
+    gets the parent's history and its task encrypted, so it answers the spawn's tool result."""
+    if c.tool_result_newest and '"task_name"' in c.tool_output:
+        return Reply.tool("wait_agent", timeout_ms=30000)
+    return _asked("SPAWN", Reply.tool("spawn_agent", message=CHILD_TASK, task_name="apples"))(c)
+
+
+@scenario(codex_args=("--enable", "multi_agent_v2"))
+async def subagent_v2_spawn(h: Harness) -> None:
+    if h.fake is not None:
+        h.fake.responder = _spawner_v2
+    async with opened(h) as (session, reader):
+        await session.prompt("SPAWN a v2 helper")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        tools = [update.tool for update in kinds(turn, ToolUpdated)]
+        spawn = next(tool for tool in tools if tool.title == "Subagent /root/apples started")
+        assert spawn.kind is ToolKind.SUBAGENT
+        child = [e for e in turn if e.turn_info is not None and e.turn_info.parent_tool_id == spawn.id]
+        assert text_of(child, spawn.id) == TOOL_DONE_PREFIX + "aborted", "the child's answer, under its spawn"
+        assert any(tool.title == "Subagent /root/apples completed" for tool in tools)
+        assert text_of(turn).startswith(TOOL_DONE_PREFIX) and "Wait completed" in text_of(turn)
+        assert len(kinds(reader.seen, TurnEnded)) == 1
+
+
+@scenario
+async def subagent_outlives_the_turn(h: Harness) -> None:
+    if h.fake is not None:  # the parent does not wait; the child streams for about 2 s
+        h.fake.responder = _asked("SPAWN", Reply.tool("spawn_agent", message="SLOW 8"))
+    async with opened(h) as (session, reader):
+        await session.prompt("SPAWN and do not wait")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        spawn = next(u.tool for u in kinds(turn, ToolUpdated) if u.tool.title == "spawnAgent")
+        later = await reader.turn()  # the child speaks alone: the engine runs it as the agent's turn
+        [started] = kinds(later, TurnStarted)
+        assert isinstance(started.origin, AgentOrigin)
+        assert "slow7" in text_of(later, spawn.id), "the child's whole answer, under its spawn"
+        assert isinstance(_ended(later).stop, Completed), "the child's end ended that turn"
+        await session.prompt("after the helper")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed) and text_of(turn) == ECHO + "after the helper"
+        assert len(kinds(reader.seen, TurnEnded)) == 3
+
+
+PROPOSAL = (
+    "Here is my plan.\n<proposed_plan>\n# Tidy the garage\n- Sort items\n- Throw out trash\n</proposed_plan>\nDone."
+)
+
+
+@scenario
+async def plan_mode_proposes_a_plan(h: Harness) -> None:
+    if h.fake is not None:
+        h.fake.responder = _asked("PROPOSE", Reply.text(PROPOSAL))
+    async with opened(h) as (session, reader):
+        await _skills_listed(reader)
+        await session.configure("mode", "plan")
+        await reader.kind(SessionUpdated)
+        await session.prompt("PROPOSE a plan")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        ended = [e for e in turn if isinstance(e.kind, MessageEnded)]
+        [plan_end] = [e for e in ended if e.extensions.get(PROPOSED_PLAN)]
+        plan_id = plan_end.kind.message_id  # type: ignore[attr-defined]
+        plan = "".join(d.text for d in kinds(turn, TextDelta) if d.message_id == plan_id)
+        assert plan == "# Tidy the garage\n- Sort items\n- Throw out trash\n", "codex's proposed plan, whole"
+        answer = "".join(d.text for d in kinds(turn, TextDelta) if d.message_id != plan_id)
+        assert answer == "Here is my plan.\nDone.", "the answer without the plan codex took out of it"
+
+
+@scenario
+async def cancel_while_a_subagent_runs(h: Harness) -> None:
+    if h.fake is not None:  # the parent waits on a child that streams for about 3 s
+        h.fake.responder = _spawner("SLOW 12")
+    async with opened(h) as (session, reader):
+        await session.prompt("SPAWN a slow helper")
+        await reader.match(lambda e: isinstance(e.kind, ToolUpdated) and e.kind.tool.title == "wait")
+        await session.cancel()
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Cancelled)
+        spawn = next(u.tool for u in kinds(reader.seen, ToolUpdated) if u.tool.title == "spawnAgent")
+        later = await reader.turn()  # codex lets the child finish: the agent's own turn, ended by it
+        assert isinstance(kinds(later, TurnStarted)[0].origin, AgentOrigin)
+        assert "slow11" in text_of(later, spawn.id) and isinstance(_ended(later).stop, Completed)
+        await session.prompt("after the cancel")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed) and text_of(turn) == ECHO + "after the cancel"

@@ -24,6 +24,10 @@ NAMES = [
     "cancel-streaming",
     "cancel-with-approval-pending",
     "mcp-http-tool",
+    "plan-update",
+    "subagent-spawn-and-wait",
+    "subagent-asks-approval",
+    "subagent-outlives-the-turn",
 ]
 TARGET = FuzzTarget(
     "codex",

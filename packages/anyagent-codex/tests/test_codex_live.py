@@ -54,7 +54,8 @@ async def test_scenario(name: str, live_agent: Callable[..., LiveAgent], fake_mo
         config.write_text(text)
     record = tmp_path / f"{name}.jsonl" if recording_wanted() else None
     async with runtime_with_env(env, spec.max_retries) as runtime:
-        await SCENARIOS[name].run(Harness(runtime, installation(agent), agent.workspace, fake_model, record))
+        agent_at = attrs.evolve(installation(agent), args=(*agent.args, *spec.codex_args))
+        await SCENARIOS[name].run(Harness(runtime, agent_at, agent.workspace, fake_model, record))
     if record is not None:
         sanitize(
             record,

@@ -262,6 +262,26 @@ async def test_responses_write_without_a_write_tool_goes_through_apply_patch() -
     assert final["output"][0]["content"][0]["text"] == "The tool finished: Success"
 
 
+async def test_a_call_of_a_tool_offered_in_a_namespace_names_the_namespace() -> None:
+    """Codex offers its subagent tools inside a ``namespace`` tool and refuses a call without it."""
+    spawn = {"type": "function", "name": "spawn_agent", "parameters": {"properties": {"message": {}}}}
+    tools = [*CODEX_TOOLS, {"type": "namespace", "name": "multi_agent_v1", "tools": [spawn]}]
+    body: dict[str, Any] = {
+        "model": "m",
+        "tools": tools,
+        "input": [{"type": "message", "role": "user", "content": "go"}],
+    }
+    script = [Reply.tool("spawn_agent", message="child task"), Reply.tool("exec_command", cmd="ls")]
+    async with FakeModel(script=script) as model, httpx.AsyncClient(timeout=TIMEOUT) as client:
+        first = (await client.post(f"{model.url}/v1/responses", json=body)).json()
+        second = (await client.post(f"{model.url}/v1/responses", json=body)).json()
+    [call] = [item for item in first["output"] if item["type"] == "function_call"]
+    assert (call["namespace"], call["name"]) == ("multi_agent_v1", "spawn_agent")
+    assert json.loads(call["arguments"]) == {"message": "child task"}
+    [plain] = [item for item in second["output"] if item["type"] == "function_call"]
+    assert "namespace" not in plain, "a top-level tool's call names no namespace"
+
+
 # -- Gemini --------------------------------------------------------------------------------
 
 
@@ -354,6 +374,25 @@ async def test_a_scripted_queue_plays_exact_turns_then_the_keywords_take_over() 
         assert third["content"][0]["text"] == "queued later"
         fourth = (await client.post("/v1/messages", json=_anthropic("x", stream=False))).json()
         assert fourth["content"][0]["text"] == ECHO_PREFIX + "x"
+
+
+async def test_a_responder_answers_by_what_a_request_says_before_the_queue() -> None:
+    """A responder's Reply wins over the queue; None lets the queue and then the keywords answer."""
+
+    def responder(conversation: Any) -> Reply | None:
+        return Reply.text("for the child") if "CHILD" in conversation.user_text else None
+
+    async with (
+        FakeModel(script=[Reply.text("queued")], responder=responder) as model,
+        httpx.AsyncClient(base_url=model.url, timeout=TIMEOUT) as client,
+    ):
+        child = (await client.post("/v1/messages", json=_anthropic("CHILD task", stream=False))).json()
+        parent = (await client.post("/v1/messages", json=_anthropic("parent", stream=False))).json()
+        later = (await client.post("/v1/messages", json=_anthropic("later", stream=False))).json()
+        assert model.pending == 0
+    assert child["content"][0]["text"] == "for the child"
+    assert parent["content"][0]["text"] == "queued", "the responder's None left the queue its turn"
+    assert later["content"][0]["text"] == ECHO_PREFIX + "later"
 
 
 # -- failures, pacing, logging ---------------------------------------------------------------

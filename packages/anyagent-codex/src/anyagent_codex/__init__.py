@@ -17,7 +17,7 @@ if typing.TYPE_CHECKING:  # imported on first access: loading the plugin does no
     from .adapter import CodexAdapter
     from .driver import CAPABILITIES, MAX_RETRIES
     from .profile import PROFILE
-    from .translate import FORK_POINT, Translator
+    from .translate import FORK_POINT, PROPOSED_PLAN, Translator
 else:
     __getattr__ = seam.lazy_exports(
         __name__,
@@ -27,9 +27,10 @@ else:
             "FORK_POINT": ".translate",
             "MAX_RETRIES": ".driver",
             "PROFILE": ".profile",
+            "PROPOSED_PLAN": ".translate",
             "Translator": ".translate",
         },
     )
 
-__all__ = ["CAPABILITIES", "FORK_POINT", "MAX_RETRIES", "PROFILE", "CodexAdapter", "Translator"]
+__all__ = ["CAPABILITIES", "FORK_POINT", "MAX_RETRIES", "PROFILE", "PROPOSED_PLAN", "CodexAdapter", "Translator"]
 __version__ = "0.1.0"

@@ -9,8 +9,9 @@ process and closes the wire recording on every failure and on cancellation.
 Handshake (codex 0.171.0): ``initialize`` (opting into the experimental API) → ``initialized`` →
 ``account/read`` → ``model/list`` → ``thread/start`` | ``thread/resume`` | ``thread/fork`` →
 ``skills/list`` (the slash commands; answered after ``open`` returns, reported with an info
-update, so its ~25 ms are not part of the open). Client MCP servers ride as ``-c mcp_servers.<name>.…``
-launch overrides (stdio and streamable HTTP).
+update, so its ~25 ms are not part of the open). ``SESSION_ARGS`` turn on the plan tool; client
+MCP servers ride as ``-c mcp_servers.<name>.…`` launch overrides (stdio and
+streamable HTTP).
 
 Side calls without a session: ``probe_auth`` (``account/read``) and ``plan_usage``
 (``account/rateLimits/read``), each on a short-lived app server.
@@ -55,12 +56,17 @@ from anyagent.wire import JsonLines, JsonRpcError, JsonRpcPeer
 
 from .driver import ACCEPTED_REQUESTS, MAX_RETRIES, CodexDriver, Handshaken
 from .profile import PROFILE
-from .settings import SANDBOXES, Settings, own_mode
+from .settings import PLAN_MODE, SANDBOXES, Settings, own_mode
 from .translate import plan_usage
 
-__all__ = ["CLIENT_INFO", "SIDE_CALL_WAIT", "CodexAdapter", "mcp_overrides"]
+__all__ = ["CLIENT_INFO", "SESSION_ARGS", "SIDE_CALL_WAIT", "CodexAdapter", "mcp_overrides"]
 
 CLIENT_INFO = {"name": "anyagent", "title": "anyagent", "version": __version__}
+SESSION_ARGS: tuple[str, ...] = ("-c", "tools.update_plan.enabled=true")
+"""What a session's app server is launched with besides the profile's args: codex 0.171.0 offers
+its ``update_plan`` tool (whose calls are ``turn/plan/updated``, so ``Plan``) only when asked.
+Its ``request_user_input`` tool (``Questions``) works in Plan mode (``mode`` = ``plan``); the
+subagent tools (``multi_agent_v1``) are on by default."""
 SIDE_CALL_WAIT = 5.0
 """Seconds an optional handshake call (``thread/turns/list``) may take before it is skipped."""
 
@@ -78,7 +84,7 @@ class CodexAdapter(seam.Adapter):
         overrides = mcp_overrides(options)
         login = login_methods(request.installation, request.profile, options)
         async with toolkit.launching(request) as launch:
-            process = await launch.spawn([*launch.argv, *overrides])
+            process = await launch.spawn([*launch.argv, *SESSION_ARGS, *overrides])
             peer = JsonRpcPeer(JsonLines(process), accepts=ACCEPTED_REQUESTS, jsonrpc_field=False)
             init = await _initialize(peer)
             account = j.obj(await _call(peer, "account/read", {"refreshToken": False}))
@@ -237,7 +243,7 @@ def _thread_params(options: SessionOptions) -> dict[str, Any]:
     if isinstance(sandbox, str) and sandbox in SANDBOXES:
         params["sandbox"] = sandbox
     mode = options.configuration.get("mode")
-    if isinstance(mode, str):
+    if isinstance(mode, str) and own_mode(mode) != PLAN_MODE:  # Plan mode rides the first turn
         params["approvalPolicy"] = own_mode(mode)
     model = options.configuration.get("model")
     if isinstance(model, str):

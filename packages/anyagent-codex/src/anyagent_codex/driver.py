@@ -18,11 +18,22 @@ Turn rules stay the engine's; the driver only reports what codex says:
 * Model API retries are bounded: codex retries a dead or refusing model forever; after
   ``MAX_RETRIES`` retry notices in one turn (or the first one that says 401) the driver interrupts
   the turn and it ends ``Failed`` with the last error (a 401 also reports ``AuthLost``).
+* Subagents (codex's ``multi_agent_v1`` tools, on by default): a ``collabAgentToolCall`` is a
+  ``SUBAGENT`` tool; the thread a ``spawnAgent`` call names in ``receiverThreadIds`` (with
+  ``multi_agent_v2``: the ``agentThreadId`` of a ``subAgentActivity`` that started) is its child, and every frame of
+  that thread is translated with ``parent_tool_id`` = the spawn call's id (a child frame that
+  comes before codex names the thread goes to the one spawn in flight). A child's
+  ``turn/completed`` is a ``TurnEnd`` with that ``parent_tool_id``, which the engine consumes: it
+  never ends ours. A child that outlives our turn and speaks then gets an agent-originated turn
+  from the engine; its ``turn/completed`` is that turn's end (else the next prompt would wait
+  behind it forever). Frames of threads no spawn of ours named are dropped.
 * Approvals (``item/commandExecution/requestApproval``, ``item/fileChange/requestApproval``) →
   ``PermissionRequest`` with the choices codex offers, answered ``accept`` / ``acceptForSession``
-  (or the proposed exec-policy amendment) / ``decline``; ``item/tool/requestUserInput`` →
-  ``QuestionRequest`` (translated defensively: never seen on the real wire). Every other server
-  request is answered ``-32601`` by the peer, so codex never waits on us.
+  (or the proposed exec-policy amendment) / ``decline``; ``item/tool/requestUserInput`` (the
+  model's ``request_user_input`` tool) → ``QuestionRequest`` (choices by label, free text when
+  codex adds its "Other"), answered ``{"answers": {question id: {"answers": [...]}}}``. A
+  subagent's requests carry its spawn call as ``parent_tool_id``. Every other server request is
+  answered ``-32601`` by the peer, so codex never waits on us.
 """
 
 from __future__ import annotations
@@ -42,8 +53,11 @@ from anyagent import (
     Capability,
     ChoicesAnswer,
     Completed,
+    Diagnostic,
     DiagnosticCode,
+    DiagnosticInfo,
     DiagnosticLevel,
+    EventKind,
     Failed,
     Input,
     LoginMethod,
@@ -55,15 +69,20 @@ from anyagent import (
     QuestionChoice,
     QuestionRequest,
     QuestionsAnswer,
+    ReasoningDelta,
     RequestOpened,
     RollbackScope,
     SlashCommand,
     StopReason,
     TextAnswer,
     ToolInput,
+    TextDelta,
     ToolKind,
+    ToolOutputDelta,
     ToolStatus,
     ToolUpdate,
+    ToolUpdated,
+    UserMessage,
     seam,
     toolkit,
 )
@@ -91,6 +110,8 @@ CAPABILITIES = Capabilities.of(
     Capability.COMPACT,
     Capability.SLASH_COMMANDS,
     Capability.PLAN,
+    Capability.QUESTIONS,
+    Capability.SUBAGENTS,
     Capability.CONTEXT_USAGE,
     mcp_transports=("stdio", "http"),
 )
@@ -110,6 +131,8 @@ IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp"})
 """Attachments sent as ``localImage`` items; any other file is a ``mention`` of its path."""
 
 _AUTH_CODES = frozenset({"unauthorized"})
+_NOT_THE_CHILDS = frozenset({"turn/started", "thread/tokenUsage/updated", "thread/name/updated"})
+"""Subagent frames that say nothing about the parent's session (its context is its own)."""
 
 
 @attrs.define
@@ -157,6 +180,15 @@ class _Ask:
     question_ids: list[str]
 
 
+@attrs.define
+class _Child:
+    """A subagent's thread: the spawn call it belongs to and its own translator state."""
+
+    tool_id: str
+    translator: Translator = attrs.Factory(Translator)
+    alone: bool = False  # it said something while no turn of ours ran: the engine opened a turn for it
+
+
 _Open = Union[_Approval, _Ask]
 _OnResponse = Callable[[Response], Awaitable[None]]
 
@@ -176,6 +208,8 @@ class CodexDriver(seam.Driver):
         self._max_retries = setup.max_retries
         self._title: str | None = None
         self._translator = Translator()
+        self._children: dict[str, _Child] = {}  # child thread id → its spawn call
+        self._spawning: list[str] = []  # spawn calls whose thread codex has not named yet
         self._turn: _Turn | None = None
         self._responses: dict[int, _OnResponse] = {}
         self._by_wire: dict[str, str] = {}  # wire request id → engine request id
@@ -263,7 +297,10 @@ class CodexDriver(seam.Driver):
         method, params = note.method, j.obj(note.params)
         thread = j.nonempty(params.get("threadId")) or j.nonempty(j.obj(params.get("thread")).get("id"))
         if thread is not None and thread != self._thread_id:
-            return  # another thread (a subagent's): its turns never move ours
+            await self._child_notification(thread, note)  # its turns never move ours
+            return
+        if method in ("item/started", "item/completed"):
+            self._note_spawn(j.obj(params.get("item")), method == "item/completed")
         if method == "turn/started":
             await self._turn_started(j.nonempty(j.obj(params.get("turn")).get("id")))
         elif method == "turn/completed":
@@ -278,6 +315,79 @@ class CodexDriver(seam.Driver):
         else:
             for event in self._translator.feed(method, params, {"method": method, "params": note.params}):
                 await self._loop.send(event)
+
+    def _note_spawn(self, item: dict[str, Any], completed: bool) -> None:
+        """A ``spawnAgent`` call of ours: the threads it names are its children (``multi_agent_v2``:
+        a ``subAgentActivity`` that started names its thread at once)."""
+        tool_id = j.nonempty(item.get("id"))
+        if tool_id is None:
+            return
+        if item.get("type") == "subAgentActivity" and item.get("kind") == "started":
+            thread = j.nonempty(item.get("agentThreadId"))
+            if thread is not None:
+                self._children.setdefault(thread, _Child(tool_id))
+            return
+        if item.get("type") != "collabAgentToolCall" or item.get("tool") != "spawnAgent":
+            return
+        receivers = [thread for thread in j.arr(item.get("receiverThreadIds")) if isinstance(thread, str) and thread]
+        for thread in receivers:
+            self._children.setdefault(thread, _Child(tool_id))
+        if receivers or completed:
+            if tool_id in self._spawning:
+                self._spawning.remove(tool_id)
+        elif tool_id not in self._spawning:
+            self._spawning.append(tool_id)
+
+    def _child(self, thread: str) -> _Child | None:
+        """The subagent ``thread`` is, if a spawn call of ours made it (or the one spawn in flight)."""
+        child = self._children.get(thread)
+        if child is None and len(self._spawning) == 1:
+            child = self._children[thread] = _Child(self._spawning[0])
+        return child
+
+    async def _child_notification(self, thread: str, note: Notification) -> None:
+        """A subagent's frame: its content under its spawn call, its turn end consumed by the engine."""
+        child = self._child(thread)
+        if child is None:
+            return  # a thread none of our spawn calls named
+        method, params = note.method, j.obj(note.params)
+        if method == "turn/completed":
+            wire_turn = j.obj(params.get("turn"))
+            status = j.text(wire_turn.get("status"), "")
+            error = j.text(j.obj(wire_turn.get("error")).get("message"), "")
+            stop: StopReason = (
+                Completed()
+                if status == "completed"
+                else Cancelled()
+                if status == "interrupted"
+                else Failed(error or f"the subagent's turn ended {status or 'without a status'}")
+            )
+            child.translator.reset_turn()
+            alone, child.alone = child.alone, False
+            if self._turn is None and alone:
+                # it outlived our turn and spoke alone: its end ends the turn the engine ran for it
+                await self._loop.send(seam.TurnEnd(stop))
+            else:
+                await self._loop.send(seam.TurnEnd(stop, parent_tool_id=child.tool_id))
+        elif method == "error":
+            message = j.text(j.obj(params.get("error")).get("message"), "") or "codex reported an error"
+            info = DiagnosticInfo(f"codex subagent: {message}", DiagnosticLevel.WARNING, DiagnosticCode.AGENT_WARNING)
+            await self._child_content(child, Diagnostic(info))
+        elif method == "serverRequest/resolved":
+            await self._resolved(params.get("requestId"))
+        elif method not in _NOT_THE_CHILDS:
+            for event in child.translator.feed(method, params, {"method": method, "params": note.params}):
+                if isinstance(event, seam.Content):
+                    await self._child_content(child, event.kind, event.extensions)
+                else:
+                    await self._loop.send(event)
+
+    async def _child_content(self, child: _Child, kind: EventKind, extensions: Any = None) -> None:
+        """Send a subagent's content under its spawn call, noting when it comes with no turn of
+        ours running (the engine then runs it as an agent-originated turn)."""
+        if self._turn is None and _opens_turn(kind):
+            child.alone = True
+        await self._loop.send(seam.Content(kind, child.tool_id, extensions))
 
     async def _turn_started(self, wire_id: str | None) -> None:
         turn = self._turn
@@ -323,6 +433,7 @@ class CodexDriver(seam.Driver):
             return
         self._turn = None
         self._translator.reset_turn()
+        self._spawning.clear()
         for _steer in turn.held_steers:
             await self._loop.send(seam.SteerResult(False))
         turn.held_steers.clear()
@@ -392,11 +503,13 @@ class CodexDriver(seam.Driver):
 
     async def _on_request(self, request: IncomingRequest) -> None:
         params = j.obj(request.params)
+        thread = j.nonempty(params.get("threadId"))
+        child = self._child(thread) if thread is not None and thread != self._thread_id else None
         if request.method == "item/tool/requestUserInput":
-            await self._open_question(request, params)
+            await self._open_question(request, params, child)
             return
         item_id = j.text(params.get("itemId"), "")
-        tool = self._translator.tool(item_id)
+        tool = (child.translator if child is not None else self._translator).tool(item_id)
         if request.method == "item/commandExecution/requestApproval":
             command = j.text(params.get("command"), "")
             if tool is None:
@@ -427,9 +540,15 @@ class CodexDriver(seam.Driver):
         engine_id = self._requests.add(_Approval(request, allow_always))
         self._by_wire[str(request.id)] = engine_id
         detail = j.nonempty(params.get("reason"))
-        await self._loop.send(seam.Content(RequestOpened(PermissionRequest(engine_id, tool, choices, detail))))
+        await self._opened(RequestOpened(PermissionRequest(engine_id, tool, choices, detail)), child)
 
-    async def _open_question(self, request: IncomingRequest, params: dict[str, Any]) -> None:
+    async def _opened(self, opened: RequestOpened, child: _Child | None) -> None:
+        if child is None:
+            await self._loop.send(seam.Content(opened))
+        else:
+            await self._child_content(child, opened)
+
+    async def _open_question(self, request: IncomingRequest, params: dict[str, Any], child: _Child | None) -> None:
         questions: list[Question] = []
         for raw in j.arr(params.get("questions")):
             raw = j.obj(raw)
@@ -461,7 +580,7 @@ class CodexDriver(seam.Driver):
             return
         engine_id = self._requests.add(_Ask(request, [q.id for q in questions]))
         self._by_wire[str(request.id)] = engine_id
-        await self._loop.send(seam.Content(RequestOpened(QuestionRequest(engine_id, questions))))
+        await self._opened(RequestOpened(QuestionRequest(engine_id, questions)), child)
 
     async def _say_no(self, entry: _Open) -> None:
         """The engine closed the request unanswered: decline on the wire (once)."""
@@ -661,6 +780,14 @@ def _approval_reply(entry: _Approval, decision: Any) -> dict[str, Any]:
     if decision == "accept":
         return {"action": "accept", "content": {}}
     return {"action": "accept", "content": {}, "_meta": {"persist": decision}}
+
+
+def _opens_turn(kind: EventKind) -> bool:
+    """Whether the engine starts an agent-originated turn for ``kind`` when none runs (the
+    engine's rule: streamed text, a user message, a request, tool output, a running tool)."""
+    if isinstance(kind, (TextDelta, ReasoningDelta, UserMessage, RequestOpened, ToolOutputDelta)):
+        return True
+    return isinstance(kind, ToolUpdated) and kind.tool.status.active
 
 
 def _is_auth(error: dict[str, Any]) -> bool:

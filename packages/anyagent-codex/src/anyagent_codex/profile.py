@@ -35,7 +35,7 @@ PROFILE = AgentProfile(
     extra_dirs={"windows": ("%APPDATA%\\npm",)},
     auth_error_hints=("401 Unauthorized", "unauthorized", "Not logged in", "invalid_api_key"),
     # portable mode names for the approval policy (``untrusted`` asks more than codex's default
-    # and has none); ``never`` stops asking, the sandbox still applies
-    modes={"on-request": "default", "never": "bypass-permissions"},
+    # and has none); ``never`` stops asking, the sandbox still applies; ``plan`` is Plan mode
+    modes={"on-request": "default", "never": "bypass-permissions", "plan": "plan"},
 )
 """The catalog profile the plugin registers (preferred over the ``codex-acp`` bridge, see README)."""

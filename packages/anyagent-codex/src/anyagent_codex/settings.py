@@ -1,8 +1,9 @@
 """Codex's settings as ``ConfigOption``s: ``model`` and ``effort`` from the catalog codex reports
 (``model/list``), ``fast`` where the model lists codex's fast service tier (id ``priority``, named
 "Fast"; the model request carries it as ``service_tier``; null turns it off), ``sandbox`` and
-``mode`` (the approval policy). All are live: codex takes them per turn (``turn/start`` overrides
-that stick for the turns after), so ``configure`` only changes what the next ``turn/start`` carries.
+``mode`` (the approval policy, or ``plan``: codex's Plan collaboration mode). All are live: codex
+takes them per turn (``turn/start`` overrides that stick for the turns after), so ``configure`` only
+changes what the next ``turn/start`` carries.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from anyagent.toolkit import mode_aliases
 
 from .profile import PROFILE
 
-__all__ = ["FAST_TIERS", "MODES", "SANDBOXES", "Settings"]
+__all__ = ["FAST_TIERS", "MODES", "PLAN_MODE", "SANDBOXES", "Settings"]
 
 SANDBOXES: Mapping[str, str] = {
     "read-only": "readOnly",
@@ -31,8 +32,13 @@ MODES: tuple[tuple[str, str], ...] = (
     ("untrusted", "Ask before anything but trusted reads"),
     ("on-request", "The model asks when it needs to leave the sandbox"),
     ("never", "Never ask; failures go back to the model"),
+    ("plan", "Plan mode: explore read-only, ask questions, propose a plan; no edits"),
 )
-"""The approval policies codex takes per thread and per turn (``AskForApproval``)."""
+"""The approval policies codex takes per thread and per turn (``AskForApproval``), and Plan mode."""
+
+PLAN_MODE = "plan"
+"""The ``mode`` that is codex's Plan collaboration mode (``collaborationMode`` on ``turn/start``;
+its ``request_user_input`` tool asks questions), not an approval policy: the policy stays."""
 
 FAST_TIERS = ("priority", "fast")
 """Ids of codex's fast service tier: catalog models list ``priority`` (named "Fast"); ``fast`` is the
@@ -60,6 +66,7 @@ class Settings:
     fast: bool = False
     sandbox: str | None = None
     mode: str | None = None
+    planning: bool = False  # whether codex runs the thread in Plan mode
     pending: dict[str, ConfigValue] = attrs.Factory(dict)
 
     def adopt_thread(self, result: Mapping[str, Any]) -> None:
@@ -74,6 +81,9 @@ class Settings:
         approval = result.get("approvalPolicy")
         if isinstance(approval, str):
             self.mode = approval
+        if j.text(j.obj(result.get("collaborationMode")).get("mode")) == PLAN_MODE:
+            self.planning = True
+            self.mode = PLAN_MODE
 
     def _model(self) -> dict[str, Any]:
         for model in self.models:
@@ -170,7 +180,12 @@ class Settings:
                 fields["serviceTier"] = (self.fast_tier() or FAST_TIERS[0]) if self.fast else None
             elif option_id == "sandbox" and self.sandbox is not None and self.sandbox in SANDBOXES:
                 fields["sandboxPolicy"] = {"type": SANDBOXES[self.sandbox]}
-            elif option_id == "mode" and self.mode:
+            elif option_id == "mode" and self.mode and self.mode != PLAN_MODE:
                 fields["approvalPolicy"] = self.mode
+        planning = self.mode == PLAN_MODE
+        if planning != self.planning or (planning and {"mode", "model", "effort"} & self.pending.keys()):
+            settings = {"model": self.model or "", "reasoning_effort": self.effort}
+            fields["collaborationMode"] = {"mode": PLAN_MODE if planning else "default", "settings": settings}
+            self.planning = planning
         self.pending.clear()
         return fields

@@ -9,6 +9,8 @@ The mapping (codex 0.171.0 ``app-server``, schema dumped with ``generate-json-sc
 
 * ``item/agentMessage/delta`` → ``TextDelta``; ``item/completed`` agentMessage → ``MessageEnded``
   (the full text first when nothing streamed), extension ``codex/fork_point`` = its turn id.
+  Plan mode's proposed plan (``item/plan/delta``, a ``plan`` item) is a message of its own, its
+  ``MessageEnded`` marked ``codex/proposed_plan``.
 * ``item/reasoning/summaryTextDelta`` / ``textDelta`` → ``ReasoningDelta``; its completion →
   ``MessageEnded`` when it streamed.
 * ``item/started|completed`` of a tool item → ``ToolUpdated``: commandExecution ``EXECUTE``,
@@ -67,6 +69,7 @@ from anyagent import jsonread as j
 __all__ = [
     "CLIENT_ID_PREFIX",
     "FORK_POINT",
+    "PROPOSED_PLAN",
     "IGNORED",
     "Translator",
     "plan_usage",
@@ -75,6 +78,10 @@ __all__ = [
 
 FORK_POINT = "codex/fork_point"
 """``MessageEnded`` extension: the turn id to pass to ``SessionOptions.fork_from(token, at=...)``."""
+
+PROPOSED_PLAN = "codex/proposed_plan"
+"""``MessageEnded`` extension (``True``): the message was Plan mode's proposed plan (markdown that
+codex takes out of the model's answer, a ``plan`` item), not the answer itself."""
 
 CLIENT_ID_PREFIX = "anyagent-m"
 """Our prompts carry ``clientUserMessageId`` = this prefix + a counter; their echo is dropped."""
@@ -105,7 +112,6 @@ IGNORED = frozenset(
         "hook/started",
         "hook/completed",
         "item/updated",
-        "item/plan/delta",
         "item/reasoning/summaryPartAdded",
         "item/fileChange/patchUpdated",
         "item/commandExecution/terminalInteraction",
@@ -159,7 +165,6 @@ _NOT_TOOLS = frozenset(
         "hookPrompt",
         "agentMessage",
         "reasoning",
-        "plan",
         "contextCompaction",
         "functionCallOutput",
         "enteredReviewMode",
@@ -235,8 +240,12 @@ def tool_update(item: Mapping[str, Any], completed: bool = False, status: ToolSt
         tool_input = ToolInput(pattern=query or None)
     elif kind_name in ("collabAgentToolCall", "subAgentActivity"):
         prompt = j.nonempty(item.get("prompt"))
-        title = j.text(item.get("tool"), "") or "Subagent"
+        title = j.text(item.get("tool"), "") or " ".join(
+            part for part in ("Subagent", j.text(item.get("agentPath"), ""), j.text(item.get("kind"), "")) if part
+        )
         tool_input = ToolInput(description=prompt)
+        said = [j.text(j.obj(state).get("message"), "") for state in j.obj(item.get("agentsStates")).values()]
+        output = "\n".join(message for message in said if message) or None  # what the agents answered
     elif kind_name == "imageView":
         path = j.nonempty(item.get("path"))
         title = f"View {path}" if path else "View image"
@@ -335,7 +344,7 @@ class Translator:
         """The events one notification stands for (``raw``: the frame, for diagnostics)."""
         params = j.obj(params)
         frame = raw if raw is not None else {"method": method, "params": params}
-        if method == "item/agentMessage/delta":
+        if method in ("item/agentMessage/delta", "item/plan/delta"):
             item_id, delta = j.nonempty(params.get("itemId")), params.get("delta")
             if item_id is None or not isinstance(delta, str):
                 return [self._bad(method, frame)]
@@ -402,7 +411,7 @@ class Translator:
         item_id = j.nonempty(item.get("id"))
         if not kind or item_id is None:
             return [self._bad("item", frame)]
-        if kind == "agentMessage":
+        if kind in ("agentMessage", "plan"):
             if not completed:
                 return []
             events: list[seam.DriverEvent] = []
@@ -411,6 +420,9 @@ class Translator:
                 if text:
                     events.append(seam.Content(TextDelta(item_id, text)))
             self._streamed.discard(item_id)
+            if kind == "plan":
+                events.append(seam.Content(MessageEnded(item_id), extensions={PROPOSED_PLAN: True}))
+                return events
             turn_id = j.nonempty(params.get("turnId"))
             extensions = {FORK_POINT: turn_id} if turn_id else None
             events.append(seam.Content(MessageEnded(item_id), extensions=extensions))

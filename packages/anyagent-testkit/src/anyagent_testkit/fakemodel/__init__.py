@@ -9,7 +9,10 @@ Scripted two ways:
 * keywords at the start of a line in the newest user text — ``WRITE <path> <text>``,
   ``RUN <command>``, ``SLOW [n]``, ``THINK``, ``FAIL <status>``; anything else gets a deterministic
   echo, and a tool result gets a final text (see ``anyagent_testkit.fakemodel._script``);
-* a queue of ``Reply`` values from Python, consumed one per main request before the keywords.
+* a queue of ``Reply`` values from Python, consumed one per main request before the keywords;
+* a ``responder``: a function of the ``Conversation`` asked first on every main request; its
+  ``Reply`` wins, None passes the request on to the queue and the keywords. It answers by what a
+  request says, not by arrival order (a subagent's request racing its parent's).
 
 Side calls (no tools offered, structured output, tiny ``max_tokens``, a system prompt about
 titles/summaries/classification/routing) never consume the queue, never call tools and never act
@@ -33,7 +36,7 @@ import collections
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +92,7 @@ class FakeModel:
     ``script``: replies for the next main requests, in order (then the keywords take over).
     ``log``: a JSONL file that gets one line per request. ``slow_delay``: seconds between ``SLOW``
     chunks. ``bad_key_marker``: a credential containing it gets 401 (None turns that off).
+    ``responder``: asked first on every main request (see the module docstring); settable later.
     Start with ``with``/``async with`` or ``start()``/``close()``; it runs on threads, so it works
     under asyncio, trio, and plain synchronous tests alike.
     """
@@ -101,7 +105,9 @@ class FakeModel:
         slow_delay: float = 0.25,
         port: int = 0,
         bad_key_marker: str | None = "bad",
+        responder: Callable[[Conversation], Reply | None] | None = None,
     ) -> None:
+        self.responder = responder
         self.slow_delay = slow_delay
         self.bad_key_marker = bad_key_marker.lower() if bad_key_marker else None
         self.ids = Ids()
@@ -165,6 +171,10 @@ class FakeModel:
         reason = conversation.side_call
         if reason is not None:
             return side_reply(conversation), reason
+        responder = self.responder
+        answer = responder(conversation) if responder is not None else None
+        if answer is not None:
+            return answer, None
         with self._lock:
             scripted = self._script.popleft() if self._script else None
         return (scripted if scripted is not None else decide(conversation)), None
