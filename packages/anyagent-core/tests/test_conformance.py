@@ -169,6 +169,54 @@ async def test_06_content_after_turn_end_opens_an_agent_turn() -> None:
         assert len({e.turn_info.id for e in turn_events if e.turn_info}) == 1
 
 
+async def test_06b_a_subagent_speaking_alone_after_the_turn_ends_that_agent_turn_with_its_end() -> None:
+    script = (
+        Script()
+        .turn(
+            [
+                Step.emit(tool("spawn", ToolStatus.COMPLETED)),
+                Step.end(completed()),
+                Step.emit(text("child", "still working"), parent_tool_id="spawn"),
+                Step.end(completed(), parent_tool_id="spawn"),
+            ]
+        )
+        .turn(text_turn("m2", "next"))
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        await reader.kind(TurnEnded)
+        agent_turn = [e for e in await reader.turn() if not isinstance(e.kind, StatusChanged)]
+        assert agent_turn[0].kind == TurnStarted(AgentOrigin())
+        assert agent_turn[1].turn_info is not None and agent_turn[1].turn_info.parent_tool_id == "spawn"
+        assert agent_turn[-1].kind == TurnEnded(Completed())
+        with anyio.fail_after(5):
+            delivery = await session.prompt("two")  # before the rule this waited on a turn nobody ended
+        assert isinstance(delivery.kind, Started)
+        await reader.kind(TurnEnded)
+
+
+async def test_06c_a_subagents_end_does_not_end_an_agent_turn_someone_else_spoke_in() -> None:
+    script = Script().turn(
+        [
+            Step.end(completed()),
+            Step.emit(text("child", "child says"), parent_tool_id="spawn"),
+            Step.emit(text("main", "main says")),
+            Step.end(completed(), parent_tool_id="spawn"),
+            Step.sleep(0.2),
+            Step.emit(text("main", " more")),
+            Step.end(completed()),
+        ]
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        await reader.kind(TurnEnded)
+        events = [e for e in await reader.turn() if not isinstance(e.kind, StatusChanged)]
+        assert events[0].kind == TurnStarted(AgentOrigin())
+        assert TextDelta("main", " more") in [e.kind for e in events]  # the subagent's end did not end it
+        assert events[-1].kind == TurnEnded(Completed())
+        assert len({e.turn_info.id for e in events if e.turn_info}) == 1
+
+
 async def test_07_trailing_content_beats_a_queued_prompt_to_the_next_turn() -> None:
     script = (
         Script()

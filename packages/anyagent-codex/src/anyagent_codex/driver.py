@@ -69,20 +69,15 @@ from anyagent import (
     QuestionChoice,
     QuestionRequest,
     QuestionsAnswer,
-    ReasoningDelta,
     RequestOpened,
     RollbackScope,
     SlashCommand,
     StopReason,
     TextAnswer,
     ToolInput,
-    TextDelta,
     ToolKind,
-    ToolOutputDelta,
     ToolStatus,
     ToolUpdate,
-    ToolUpdated,
-    UserMessage,
     seam,
     toolkit,
 )
@@ -186,7 +181,6 @@ class _Child:
 
     tool_id: str
     translator: Translator = attrs.Factory(Translator)
-    alone: bool = False  # it said something while no turn of ours ran: the engine opened a turn for it
 
 
 _Open = Union[_Approval, _Ask]
@@ -363,12 +357,8 @@ class CodexDriver(seam.Driver):
                 else Failed(error or f"the subagent's turn ended {status or 'without a status'}")
             )
             child.translator.reset_turn()
-            alone, child.alone = child.alone, False
-            if self._turn is None and alone:
-                # it outlived our turn and spoke alone: its end ends the turn the engine ran for it
-                await self._loop.send(seam.TurnEnd(stop))
-            else:
-                await self._loop.send(seam.TurnEnd(stop, parent_tool_id=child.tool_id))
+            # the engine consumes it, or ends with it the turn it opened for the child's lone output
+            await self._loop.send(seam.TurnEnd(stop, parent_tool_id=child.tool_id))
         elif method == "error":
             message = j.text(j.obj(params.get("error")).get("message"), "") or "codex reported an error"
             info = DiagnosticInfo(f"codex subagent: {message}", DiagnosticLevel.WARNING, DiagnosticCode.AGENT_WARNING)
@@ -383,10 +373,7 @@ class CodexDriver(seam.Driver):
                     await self._loop.send(event)
 
     async def _child_content(self, child: _Child, kind: EventKind, extensions: Any = None) -> None:
-        """Send a subagent's content under its spawn call, noting when it comes with no turn of
-        ours running (the engine then runs it as an agent-originated turn)."""
-        if self._turn is None and _opens_turn(kind):
-            child.alone = True
+        """Send a subagent's content under its spawn call."""
         await self._loop.send(seam.Content(kind, child.tool_id, extensions))
 
     async def _turn_started(self, wire_id: str | None) -> None:
@@ -780,14 +767,6 @@ def _approval_reply(entry: _Approval, decision: Any) -> dict[str, Any]:
     if decision == "accept":
         return {"action": "accept", "content": {}}
     return {"action": "accept", "content": {}, "_meta": {"persist": decision}}
-
-
-def _opens_turn(kind: EventKind) -> bool:
-    """Whether the engine starts an agent-originated turn for ``kind`` when none runs (the
-    engine's rule: streamed text, a user message, a request, tool output, a running tool)."""
-    if isinstance(kind, (TextDelta, ReasoningDelta, UserMessage, RequestOpened, ToolOutputDelta)):
-        return True
-    return isinstance(kind, ToolUpdated) and kind.tool.status.active
 
 
 def _is_auth(error: dict[str, Any]) -> bool:

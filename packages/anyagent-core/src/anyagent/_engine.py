@@ -140,6 +140,9 @@ class _Turn:
     open_messages: dict[str, None] = attrs.Factory(dict)
     awaiting_ack: bool = False
     cancel_requested: bool = False
+    subagent: str | None = None
+    """For an agent-originated turn opened by a subagent's output: that subagent's tool id, while
+    everything in the turn came from it (its end then ends the turn). None otherwise."""
 
 
 @attrs.define
@@ -626,6 +629,7 @@ class _Engine:
             or turn is None
             or turn.awaiting_ack
             or event.parent_tool_id is not None
+            or turn.subagent is not None
             or event.extensions
             or self._state is not _State.RUNNING
             or self._promotion_pending
@@ -705,6 +709,9 @@ class _Engine:
                 self._emit(kind, None, event.extensions)
                 return
             turn = self._begin_turn(AgentOrigin())
+            turn.subagent = event.parent_tool_id
+        elif turn.subagent is not None and event.parent_tool_id != turn.subagent and content:
+            turn.subagent = None  # someone else speaks in it: the subagent's end no longer ends it
         if isinstance(kind, RequestOpened):
             self._on_request(kind.request, event)
             return
@@ -744,8 +751,9 @@ class _Engine:
 
     def _on_turn_end(self, event: seam.TurnEnd) -> None:
         turn = self._turn
-        if event.parent_tool_id is not None:
+        if event.parent_tool_id is not None and (turn is None or turn.subagent != event.parent_tool_id):
             return  # a subagent's end is its parent's bookkeeping, never the parent's turn end
+        # (unless the turn is one the engine opened for that subagent's lone output: it ends with it)
         if turn is None:
             if self._state is _State.IDLE and not self._late_end_noted:
                 self._late_end_noted = True

@@ -209,7 +209,9 @@ class TurnAck:
 
 @attrs.frozen(repr=False)
 class TurnEnd:
-    """The wire says the turn is over. With ``parent_tool_id`` it is a subagent's end (consumed).
+    """The wire says the turn is over. With ``parent_tool_id`` it is a subagent's end: consumed,
+    except when the running turn is one the engine opened for that subagent's output alone (it
+    spoke after its parent's turn ended, and nobody else spoke since) — that turn ends with it.
 
     ``turn_id``: the ``StartTurn.turn_id`` this end belongs to, when the adapter knows it. An end
     stamped with a turn that is already over (the agent answered a cancel after the engine gave
