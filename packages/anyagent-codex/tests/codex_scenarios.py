@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import attrs
 import pytest
 from codex_harness import WAIT, Harness
@@ -38,8 +39,10 @@ from anyagent import (
     PermissionRequest,
     PlanEntryStatus,
     PlanUpdated,
+    PromptOrigin,
     QuestionAnswer,
     QuestionRequest,
+    Queued,
     RequestClosed,
     RequestOpened,
     Session,
@@ -189,6 +192,37 @@ async def steer_mid_turn(h: Harness) -> None:
         assert isinstance(_ended(turn).stop, Completed)
         assert ECHO + "steered in" in text_of(reader.seen), "the model answered the steered text in the same turn"
         assert len(kinds(reader.seen, TurnEnded)) == 1
+
+
+@scenario
+async def queue_behind_a_steer(h: Harness) -> None:
+    """A prompt made while a steer waits for codex's answer queues in the engine, and runs as its
+    own turn after the steered one."""
+    async with opened(h) as (session, reader):
+        await session.prompt("SLOW 15")
+        await reader.kind(TextDelta)
+        deliveries: dict[str, Any] = {}
+        asked = anyio.Event()
+
+        async def steer() -> None:
+            asked.set()  # the engine takes the steer before the next prompt
+            deliveries["steer"] = await session.prompt("steered in")
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(steer)
+            await asked.wait()
+            deliveries["queued"] = await session.prompt("queued after")
+        assert isinstance(deliveries["steer"].kind, Steered)
+        queued = deliveries["queued"]
+        assert queued.kind == Queued(0)
+        first = await reader.turn()
+        assert isinstance(_ended(first).stop, Completed)
+        second = await reader.turn()
+        started = kinds(second, TurnStarted)
+        assert started and started[0].origin == PromptOrigin(queued.prompt_id)
+        assert isinstance(_ended(second).stop, Completed)
+        assert ECHO + "queued after" in text_of(second), "the queued prompt ran in its own turn"
+        assert ECHO + "queued after" not in text_of(first)
 
 
 @scenario

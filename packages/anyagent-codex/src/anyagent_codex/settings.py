@@ -134,7 +134,11 @@ class Settings:
             options.append(ConfigOption("fast", "Fast mode", BooleanKind(), self.fast))
         sandboxes = [ConfigChoice(value, value) for value in SANDBOXES]
         options.append(ConfigOption("sandbox", "Sandbox", SelectKind(sandboxes), self.sandbox))
-        options.append(ConfigOption("mode", "Mode (approval policy, or Plan)", SelectKind(mode_choices()), self.mode, category="mode"))
+        options.append(
+            ConfigOption(
+                "mode", "Mode (approval policy, or Plan)", SelectKind(mode_choices()), self.mode, category="mode"
+            )
+        )
         return tuple(options)
 
     def configuration(self) -> dict[str, ConfigValue]:
