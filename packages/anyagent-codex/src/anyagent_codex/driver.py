@@ -181,6 +181,7 @@ class _Child:
 
     tool_id: str
     translator: Translator = attrs.Factory(Translator)
+    wire_turn: str | None = None  # the child's running turn, interrupted with ours on a cancel
 
 
 _Open = Union[_Approval, _Ask]
@@ -345,7 +346,10 @@ class CodexDriver(seam.Driver):
         if child is None:
             return  # a thread none of our spawn calls named
         method, params = note.method, j.obj(note.params)
-        if method == "turn/completed":
+        if method == "turn/started":
+            child.wire_turn = j.nonempty(j.obj(params.get("turn")).get("id"))
+        elif method == "turn/completed":
+            child.wire_turn = None
             wire_turn = j.obj(params.get("turn"))
             status = j.text(wire_turn.get("status"), "")
             error = j.text(j.obj(wire_turn.get("error")).get("message"), "")
@@ -684,6 +688,9 @@ class CodexDriver(seam.Driver):
             return
         turn.cancel_requested = True
         await self._interrupt(turn)
+        for thread, child in self._children.items():
+            if child.wire_turn is not None:  # codex lets a subagent run on when its parent stops
+                await self._request("turn/interrupt", {"threadId": thread, "turnId": child.wire_turn}, _ignored)
 
     async def _interrupt(self, turn: _Turn) -> None:
         if turn.interrupt_sent or turn.wire_id is None:
@@ -755,6 +762,10 @@ class CodexDriver(seam.Driver):
 
         if not await self._request("thread/compact/start", {"threadId": self._thread_id}, started):
             await self._end(turn, Failed("codex no longer reads"))
+
+
+async def _ignored(response: Response) -> None:
+    """A reply with nothing to act on (an interrupt's: the turn's own end says how it stopped)."""
 
 
 def _approval_reply(entry: _Approval, decision: Any) -> dict[str, Any]:
