@@ -13,7 +13,18 @@ import pytest
 from codex_harness import RECORDINGS, Harness, replay_shim, runtime_with_env
 from codex_scenarios import CHILD_TASK, ECHO, opened
 
-from anyagent import AgentInstallation, Completed, TurnEnded, UserMessage
+from anyagent import (
+    AgentInstallation,
+    Answer,
+    Completed,
+    McpTool,
+    PermissionChoice,
+    PermissionRequest,
+    RequestOpened,
+    ToolUpdated,
+    TurnEnded,
+    UserMessage,
+)
 from anyagent_testkit.events import kinds, text_of
 
 pytestmark = pytest.mark.anyio
@@ -93,3 +104,30 @@ async def test_a_thread_no_spawn_named_never_shows_nor_ends_the_turn(tmp_path: P
     assert [type(e.kind) for e in turn].count(TurnEnded) == 1
     assert isinstance(kinds(turn, TurnEnded)[0].stop, Completed)
     assert len(kinds(seen, TurnEnded)) == 2, "the stranger's turn end ended nothing"
+
+
+async def test_a_subagents_mcp_tool_approval_comes_under_its_spawn_call(tmp_path: Path) -> None:
+    frames = _frames()
+    child = _child_thread(frames)
+    started = next(i for i, f in enumerate(frames) if _is(f, "turn/started") and f["params"].get("threadId") == child)
+    meta = {"codex_approval_kind": "mcp_tool_call", "persist": ["session"], "tool_name": "lookup"}
+    params = {"threadId": child, "serverName": "catalogue", "mode": "form", "_meta": meta, "message": "Allow?"}
+    asked = {"method": "mcpServer/elicitation/request", "id": 900, "params": params}
+    declined = {"_sent": {"id": 900, "result": {"action": "decline", "content": None}}}
+    frames[started + 1 : started + 1] = [asked, declined]
+    recording = tmp_path / "derived.jsonl"
+    recording.write_text("".join(json.dumps(frame) + "\n" for frame in frames), encoding="utf-8")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    async with runtime_with_env(dict(os.environ)) as runtime:
+        h = Harness(runtime, AgentInstallation.at("codex", replay_shim(tmp_path / "bin", recording)), workspace)
+        async with opened(h) as (session, reader):
+            await session.prompt("SPAWN a helper")
+            event = await reader.until(RequestOpened)
+            request = event.kind.request
+            assert isinstance(request, PermissionRequest) and request.tool.kind == McpTool("catalogue", "lookup")
+            spawn = next(u.tool for u in kinds(reader.seen, ToolUpdated) if u.tool.title == "spawnAgent")
+            assert event.turn_info is not None and event.turn_info.parent_tool_id == spawn.id
+            await session.answer(request.id, Answer.permission(PermissionChoice.DENY_ONCE))
+            turn = await reader.turn()
+            assert isinstance(kinds(turn, TurnEnded)[0].stop, Completed)

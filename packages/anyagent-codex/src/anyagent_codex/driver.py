@@ -475,7 +475,9 @@ class CodexDriver(seam.Driver):
             await self._loop.diagnostic(message, DiagnosticCode.UNSUPPORTED, DiagnosticLevel.INFO, params)
             return
         name = j.text(meta.get("tool_name"), "")
-        tool = self._translator.running_mcp_call(server, name)
+        thread = j.nonempty(params.get("threadId"))
+        child = self._child(thread) if thread is not None and thread != self._thread_id else None
+        tool = (child.translator if child is not None else self._translator).running_mcp_call(server, name)
         if tool is None:
             arguments = meta.get("tool_params")
             tool_input = ToolInput(arguments=arguments if isinstance(arguments, dict) else None)
@@ -488,7 +490,7 @@ class CodexDriver(seam.Driver):
         self._by_wire[str(request.id)] = engine_id
         tool = attrs.evolve(tool, status=ToolStatus.PENDING)
         opened = RequestOpened(PermissionRequest(engine_id, tool, choices, j.nonempty(params.get("message"))))
-        await self._loop.send(seam.Content(opened))
+        await self._loop.send(seam.Content(opened, child.tool_id if child is not None else None))
 
     # -- server requests
 
