@@ -73,17 +73,17 @@ class _Tail:
                     self._extend(part)
                     self._push()
                 self._extend(parts[-1])
-            listeners = self._listeners
-        for listener in listeners:
-            listener()
+            for listener in self._listeners:
+                listener()
 
     def listen(self, listener: Callable[[], None]) -> None:
-        """Call ``listener()`` (in the feeding thread; it must not block) after every chunk fed."""
+        """Call ``listener()`` after every chunk fed: in the feeding thread, under the tail's lock
+        (it must not block nor read the tail)."""
         with self._lock:
             self._listeners = (*self._listeners, listener)
 
     def unlisten(self, listener: Callable[[], None]) -> None:
-        """Stop calling ``listener`` (a call already under way may still finish)."""
+        """Stop calling ``listener``; once this returns, no call of it is under way."""
         with self._lock:
             self._listeners = tuple(known for known in self._listeners if known is not listener)
 

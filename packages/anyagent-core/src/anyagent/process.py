@@ -354,7 +354,7 @@ class AgentProcess:
         ours.setblocking(False)
         theirs.setblocking(False)
 
-        def poke() -> None:  # in the drain's thread: never blocks, and a closed socket is no fd
+        def poke() -> None:  # in the drain's thread (or ours, at exit): never blocks
             with contextlib.suppress(OSError):
                 theirs.send(b"\0")
 
