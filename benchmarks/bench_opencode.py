@@ -1,11 +1,15 @@
 """opencode adapter: open latency and SSE throughput (figures, not pass/fail).
 
 (a) Open latency against the real pinned ``opencode serve`` (from the live cache; skipped when it
-is not installed): the server's own time from spawn to its "listening" line and on through the
-same five handshake requests sent by a bare httpx client (the first request boots opencode's
-project instance: seconds), beside ``Runtime.open`` (spawn → listening → health, session,
-providers, config, commands → ready). The adapter's overhead is the difference of the medians.
-Target <= 50 ms.
+is not installed), ``--opens`` alternating runs (the order flips each round): the bare sequence —
+spawn the same server → its listening line → the same five handshake requests (health, a session,
+providers, config, commands) from a bare httpx client — beside ``Runtime.open`` (spawn →
+listening → the handshake → ready). Both are timed step by step in the same run (thin wrappers
+around the launch, the line's arrival, the requests and the transport mark ``Runtime.open``'s
+steps). The server's own time (spawn → listening line: ~1.3–2.5 s; the round trips: the first
+ones boot opencode's project instance, ~1 s) varies by seconds from run to run, so the overhead
+is the difference of the medians of each contender's time *minus the server's*; the difference
+of the total medians is printed beside it. Target <= 50 ms.
 
 (b) Events/s on a flood of ``message.part.delta`` text events from a loopback server that is never
 the bottleneck (a stand-in ``opencode`` in a separate process: every event pre-serialized, written
@@ -21,7 +25,8 @@ round; medians of ``--runs`` with (min–max), wall and per CPU-second of this h
 
 Target: anyagent >= 50% of bare.
 
-Run: ``python benchmarks/bench_opencode.py [--n 50000] [--runs 3]``.
+Run: ``python benchmarks/bench_opencode.py [--n 50000] [--runs 3] [--opens 10] [--no-open]`` (``--n 0``: the
+open part alone).
 """
 
 from __future__ import annotations
@@ -232,26 +237,35 @@ async def bare_flood(exe: Path, workdir: Path, n: int) -> float:
     return n / (end - spawned)
 
 
-async def bare_open(exe: Path, env: dict[str, str], workdir: Path) -> tuple[float, float]:
-    """The server's own time: spawn → its listening line, and → the handshake the adapter makes
-    (health, a session, providers, config, commands) answered to a bare httpx client."""
-    start = time.perf_counter()
+async def bare_open(exe: Path, env: dict[str, str], workdir: Path) -> Timeline:
+    """The server's own time: spawn the same ``opencode serve`` → its listening line → the
+    handshake the adapter makes (health, a session, providers, config, commands), answered to a
+    bare httpx client (its TLS context built beforehand, as ``HttpWire`` shares one)."""
+    timeline = Timeline.begin()
     secret = "bench-password"
     argv = [str(exe), "serve", "--hostname", "127.0.0.1", "--port", str(_free_port())]
     env = {**env, "OPENCODE_SERVER_PASSWORD": secret}
+    timeline.mark("spawn call")
     process = await anyio.open_process(argv, env=env, cwd=workdir, stderr=subprocess.DEVNULL)
+    timeline.mark("spawned")
+    timeline.pid = process.pid
     try:
         assert process.stdout is not None
         buffer = b""
         while b"listening on" not in buffer:
             buffer += await process.stdout.receive()
-        listening = time.perf_counter() - start
+        timeline.mark("line read")
         found = re.search(rb"(http://127\.0\.0\.1:\d+)", buffer)
         assert found is not None
-        async with httpx.AsyncClient(base_url=found[1].decode(), auth=("opencode", secret), trust_env=False) as client:
+        async with httpx.AsyncClient(
+            base_url=found[1].decode(), auth=("opencode", secret), trust_env=False, verify=_tls()
+        ) as client:
             for method, path in HANDSHAKE:
+                timeline.request_sent()
                 (await client.request(method, path, json={} if method == "POST" else None)).raise_for_status()
-        return listening, time.perf_counter() - start
+                timeline.request_answered()
+        timeline.mark("ready")
+        return timeline
     finally:
         process.terminate()
         await process.wait()
@@ -304,31 +318,217 @@ def _free_port() -> int:
     return free_port()
 
 
-async def open_latency(runs: int) -> tuple[list[float], list[float], list[float]] | None:
+class Timeline:
+    """One open's timestamps (``time.perf_counter``), marked by the bare sequence itself and, for
+    ``Runtime.open``, by thin wrappers around the launch, the listening line's arrival, the HTTP
+    requests and the event stream (``instrument``); the server's share of each HTTP round trip is
+    what httpx's transport spent on it (the same wrapper times both contenders)."""
+
+    current: Timeline | None = None
+
+    def __init__(self) -> None:
+        self.marks: dict[str, float] = {}
+        self.server = 0.0  # seconds inside the transport: the server answering (both contenders)
+        self.requests = 0.0  # seconds from each request sent to its reply parsed
+        self.pid: int | None = None  # the server's, for its CPU time (Linux)
+        self.cpu: dict[str, float] = {}
+        self._sent = 0.0
+
+    @classmethod
+    def begin(cls) -> Timeline:
+        timeline = cls.current = cls()
+        timeline.mark("start")
+        return timeline
+
+    def mark(self, name: str) -> None:
+        if name not in self.marks:
+            self.marks[name] = time.perf_counter()
+            if name in ("line read", "ready") and self.pid is not None:
+                self.cpu[name] = _cpu_ms(self.pid)
+
+    def request_sent(self) -> None:
+        self._sent = time.perf_counter()
+        self.mark("first request")
+
+    def request_answered(self) -> None:
+        now = time.perf_counter()
+        self.requests += now - self._sent
+        self.marks["last answer"] = now
+
+    def steps(self) -> dict[str, float]:
+        """Milliseconds per step; the ``*`` rows are the server's own time."""
+        m = self.marks
+
+        def span(a: str, b: str) -> float:
+            return (m[b] - m[a]) * 1000
+
+        steps = {
+            "launch prep (argv, env, port, secret)": span("start", "spawn call"),
+            "spawn (call → process started)": span("spawn call", "spawned"),
+            "* server: started → listening line": span("spawned", "line read"),
+            "listening line → 1st request sent": span("line read", "first request"),
+            "* server: 5 round trips (transport)": self.server * 1000,
+            "client side of the 5 requests": (self.requests - self.server) * 1000,
+            "between requests": span("first request", "last answer") - self.requests * 1000,
+            "last answer → ready": span("last answer", "ready"),
+            "total: spawn → ready": span("start", "ready"),
+        }
+        server = steps["* server: started → listening line"] + steps["* server: 5 round trips (transport)"]
+        steps["total minus the server's time"] = steps["total: spawn → ready"] - server
+        if "line read" in self.cpu and "ready" in self.cpu:  # the same work takes the same CPU
+            steps["* server CPU: started → listening line"] = self.cpu["line read"]
+            steps["* server CPU: listening → ready"] = self.cpu["ready"] - self.cpu["line read"]
+        if "subscribed" in m:
+            steps["ready → /event subscribed (after open)"] = span("ready", "subscribed")
+        return steps
+
+
+def _cpu_ms(pid: int) -> float:
+    """The CPU time ``pid`` has used so far, in ms (Linux ``/proc``; NaN elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def _mark(name: str) -> None:
+    if Timeline.current is not None:
+        Timeline.current.mark(name)
+
+
+def instrument() -> None:
+    """Wrap the few calls ``Runtime.open`` makes that the steps need (microseconds each)."""
+    import contextlib
+
+    from anyagent import _process_base, toolkit
+    from anyagent.wire import HttpWire
+
+    spawn = toolkit.Launch.spawn
+
+    async def spawned(self: toolkit.Launch, *args: Any, **kwargs: Any) -> Any:
+        _mark("spawn call")
+        process = await spawn(self, *args, **kwargs)
+        _mark("spawned")
+        if Timeline.current is not None:
+            Timeline.current.pid = process.pid
+        return process
+
+    toolkit.Launch.spawn = spawned  # type: ignore[method-assign]
+
+    feed = _process_base._Tail.feed
+
+    def fed(self: Any, data: bytes) -> None:  # in the drain's thread: the moment the line is read
+        if b"listening on" in data:
+            _mark("line read")
+        feed(self, data)
+
+    _process_base._Tail.feed = fed  # type: ignore[method-assign]
+
+    request = HttpWire.request
+
+    async def timed_request(self: HttpWire, *args: Any, **kwargs: Any) -> Any:
+        timeline = Timeline.current
+        if timeline is not None:
+            timeline.request_sent()
+        reply = await request(self, *args, **kwargs)
+        if timeline is not None:
+            timeline.request_answered()
+        return reply
+
+    HttpWire.request = timed_request  # type: ignore[method-assign]
+    events = HttpWire.events
+
+    @contextlib.asynccontextmanager
+    async def subscribed(self: HttpWire, *args: Any, **kwargs: Any) -> Any:
+        async with events(self, *args, **kwargs) as stream:
+            _mark("subscribed")
+            yield stream
+
+    HttpWire.events = subscribed  # type: ignore[method-assign]
+    transport = httpx.AsyncHTTPTransport.handle_async_request
+
+    async def round_trip(self: httpx.AsyncHTTPTransport, request: httpx.Request) -> httpx.Response:
+        start = time.perf_counter()
+        response = await transport(self, request)
+        timeline = Timeline.current
+        if timeline is not None and request.url.path != "/event":
+            await response.aread()  # the body too: the server's whole answer
+            timeline.server += time.perf_counter() - start
+        return response
+
+    httpx.AsyncHTTPTransport.handle_async_request = round_trip  # type: ignore[method-assign]
+
+
+def _tls() -> Any:
+    from anyagent._httpwire import _tls as shared
+
+    return shared()
+
+
+async def anyagent_open(runtime: Runtime, exe: Path, workdir: Path) -> Timeline:
+    timeline = Timeline.begin()
+    session, _events = await runtime.open(AgentInstallation.at("opencode", exe), SessionOptions.in_dir(workdir))
+    timeline.mark("ready")
+    with anyio.move_on_after(5):
+        while "subscribed" not in timeline.marks:
+            await anyio.sleep(0.001)
+    Timeline.current = None
+    await session.close()
+    return timeline
+
+
+async def open_latency(runs: int) -> dict[str, list[dict[str, float]]] | None:
+    """Alternating (the order flips each round): the bare sequence and ``Runtime.open``, each
+    run's steps in milliseconds."""
     from anyagent_testkit import live
     from anyagent_testkit.fakemodel import FakeModel
 
     if live.installed_executable("opencode") is None:
         return None
-    listening: list[float] = []
-    bare: list[float] = []
-    opened: list[float] = []
+    instrument()
+    results: dict[str, list[dict[str, float]]] = {"bare": [], "anyagent": []}
     with FakeModel() as model, tempfile.TemporaryDirectory() as tmp:
         agent = live.prepare("opencode", model.url, Path(tmp))
         env = dict(agent.env)
-        await bare_open(agent.executable, env, agent.workspace)  # warm the page cache and the data dirs
+        exe, workspace = agent.executable, agent.workspace
         async with Runtime(plugins=[_Plugin(env)]) as runtime:
-            for _ in range(runs):
-                listen, handshake = await bare_open(agent.executable, env, agent.workspace)
-                listening.append(listen)
-                bare.append(handshake)
-                start = time.perf_counter()
-                session, _events = await runtime.open(
-                    AgentInstallation.at("opencode", agent.executable), SessionOptions.in_dir(agent.workspace)
-                )
-                opened.append(time.perf_counter() - start)
-                await session.close()
-    return listening, bare, opened
+            runtime.prewarm()
+            await bare_open(exe, env, workspace)  # warm-ups: the page cache, the data dirs, the
+            await anyagent_open(runtime, exe, workspace)  # host's guard, first-open imports
+            for round_ in range(runs):
+                for name in ("bare", "anyagent") if round_ % 2 == 0 else ("anyagent", "bare"):
+                    if name == "bare":
+                        timeline = await bare_open(exe, env, workspace)
+                    else:
+                        timeline = await anyagent_open(runtime, exe, workspace)
+                    results[name].append(timeline.steps())
+    return results
+
+
+def print_open(results: dict[str, list[dict[str, float]]]) -> None:
+    bare, ours = results["bare"], results["anyagent"]
+    print(f"opencode open latency, ms, median (min–max) of {len(bare)} alternating runs; * = the server's own time")
+    print(f"  {'step':<40} {'bare (httpx)':>24} {'Runtime.open':>24} {'Δ median':>9}")
+
+    def cell(rows: list[dict[str, float]], key: str) -> str:
+        values = sorted(row[key] for row in rows if key in row)
+        if not values:
+            return f"{'—':>24}"
+        return f"{statistics.median(values):>8.1f} ({values[0]:.1f}–{values[-1]:.1f})".rjust(24)
+
+    for key in ours[0]:
+        delta = ""
+        if key in bare[0]:
+            delta = f"{statistics.median(r[key] for r in ours) - statistics.median(r[key] for r in bare):+9.1f}"
+        print(f"  {key:<40} {cell(bare, key)} {cell(ours, key)} {delta}")
+    client = "total minus the server's time"
+    overhead = statistics.median(r[client] for r in ours) - statistics.median(r[client] for r in bare)
+    total = "total: spawn → ready"
+    naive = statistics.median(r[total] for r in ours) - statistics.median(r[total] for r in bare)
+    print(f"  open overhead (our time beyond the bare client's): {overhead:+.1f} ms (target <= 50 ms)")
+    print(f"  (difference of the total medians: {naive:+.0f} ms — the server's own boot varies by seconds run to run)")
 
 
 def flood(n: int, runs: int) -> None:
@@ -358,22 +558,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=100_000, help="text deltas in the flood")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--opens", type=int, default=10, help="alternating runs of the open-latency part")
     parser.add_argument("--no-open", action="store_true", help="skip the open-latency part (real opencode)")
     args = parser.parse_args()
     if args.n:
         flood(args.n, args.runs)
     if args.no_open:
         return
-    latency = anyio.run(open_latency, args.runs)
+    latency = anyio.run(open_latency, args.opens)
     if latency is None:
         print("open latency: the pinned opencode is not installed (ANYAGENT_LIVE_CACHE); skipped")
         return
-    listen, handshake, opened = (statistics.median(values) * 1000 for values in latency)
-    print(f"opencode open latency, median of {args.runs}:")
-    print(f"  bare: spawn -> listening line          {listen:8.0f} ms")
-    print(f"  bare: spawn -> listening -> handshake  {handshake:8.0f} ms (httpx, the adapter's 5 requests)")
-    overhead = opened - handshake
-    print(f"  Runtime.open (spawn -> ready)          {opened:8.0f} ms  overhead {overhead:+.0f} ms (target <= 50 ms)")
+    print_open(latency)
 
 
 if __name__ == "__main__":

@@ -639,3 +639,41 @@ async def test_agents_share_one_thread_and_exits_wake_without_polling(tmp_path: 
                 await proc.aclose()
         assert [proc.stderr_tail for proc in procs] == [f"hello from {k + 1}" for k in range(12)]
         assert threading.active_count() <= before + 1
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX drains every agent in one reactor thread")
+async def test_a_drain_stopped_while_its_pipe_is_readable_keeps_the_reactor_alive(tmp_path: Path) -> None:
+    """The reactor handles one batch of ready fds at a time: when a call early in the batch
+    stops a drain (``stop_drain``: its pipes closed) whose pipe is also in the batch, that stale
+    event is skipped — it used to raise ``KeyError`` in the reactor thread and end every drain."""
+    import fcntl
+    import termios
+
+    assert REACTOR is not None
+    async with leak_check():
+        script = "import sys; sys.stdin.readline(); print('late', flush=True); sys.stdin.read()"
+        proc = await spawn([sys.executable, "-c", script], cwd=tmp_path, drain_stdout=True)
+        try:
+            job = proc._child._job  # type: ignore[attr-defined]
+            stdout_fd = next(fd for fd, tail in job._fds.items() if tail is proc._tails["stdout"])
+            held, release = threading.Event(), threading.Event()
+
+            def hold() -> None:
+                held.set()
+                release.wait(10)
+
+            REACTOR.call(hold)
+            await until(held.is_set)
+            proc._child.stop_drain()  # queued first: the reactor's wake-up pipe is ready first
+            await proc.stdin.send(b"go\n")
+            pending = bytearray(4)
+            await until(lambda: fcntl.ioctl(stdout_fd, termios.FIONREAD, pending) == 0 and pending != bytes(4))
+            release.set()  # one batch: the wake-up (stop the drain), then the stale stdout event
+            await until(lambda: not job.is_alive())
+            other = await spawn([sys.executable, "-c", "import sys; sys.stderr.write('still drained')"], cwd=tmp_path)
+            await other.wait()
+            await other.aclose()
+            assert other.stderr_tail == "still drained"
+            assert REACTOR._thread is not None and REACTOR._thread.is_alive()
+        finally:
+            await proc.aclose(grace=0.2)

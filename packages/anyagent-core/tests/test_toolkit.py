@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,43 @@ async def test_waiting_for_a_listening_line_while_watching_the_process(tmp_path:
             await toolkit.wait_for_listening(silent, "listening", timeout=0.2)
     finally:
         await silent.aclose(grace=0.2)
+
+
+def test_the_listening_wait_is_woken_by_the_output_not_by_a_clock(tmp_path: Path) -> None:
+    """On trio's mock clock, which jumps to the next deadline whenever every task waits, a
+    polling wait moves the clock (one jump per poll while the server boots); a wait woken by the
+    drained line leaves it where it was, and returns the moment the line is read."""
+    trio_testing = pytest.importorskip("trio.testing")
+    script = (
+        "import time; print('booting', flush=True); time.sleep(0.3);"
+        " print('listening on http://127.0.0.1:4242', flush=True); time.sleep(60)"
+    )
+
+    async def wait() -> tuple[str, float]:
+        process = await spawn([sys.executable, "-c", script], cwd=tmp_path, drain_stdout=True)
+        try:
+            found = await toolkit.wait_for_listening(process, r"listening on (http://\S+)", timeout=math.inf)
+            return found[1], anyio.current_time()
+        finally:
+            await process.aclose(grace=0.2)
+
+    clock = trio_testing.MockClock(autojump_threshold=0)
+    url, now = anyio.run(wait, backend="trio", backend_options={"clock": clock})
+    assert url == "http://127.0.0.1:4242"
+    assert now == 0.0
+
+
+async def test_waiting_for_a_line_reads_the_last_output_of_an_exited_agent(tmp_path: Path) -> None:
+    printed = await spawn([sys.executable, "-c", "print('ready at 7', flush=True)"], cwd=tmp_path, drain_stdout=True)
+    with anyio.fail_after(10):
+        found = await printed.wait_for_line(re.compile(r"ready at (\d+)"))
+        assert found is not None and found[1] == "7"
+        assert await printed.wait_for_line(re.compile("never printed")) is None
+    await printed.aclose()
+    undrained = await spawn([sys.executable, "-c", "print('ready at 7')"], cwd=tmp_path)  # stdout not drained
+    with anyio.fail_after(10):
+        assert await undrained.wait_for_line(re.compile("ready")) is None
+    await undrained.aclose()
 
 
 # ---------------------------------------------------------------------------------------------

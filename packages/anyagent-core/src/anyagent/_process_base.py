@@ -13,7 +13,7 @@ import collections
 import os
 import signal
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 import anyio
@@ -58,21 +58,34 @@ class _Tail:
         self._partial = bytearray()
         self._cut = False
         self._lock = threading.Lock()
+        self._listeners: tuple[Callable[[], None], ...] = ()
 
     def feed(self, data: bytes) -> None:
-        """Add a chunk; whole lines beyond the window are never decoded."""
+        """Add a chunk; whole lines beyond the window are never decoded. Then call the listeners."""
         parts = data.split(b"\n")
         with self._lock:
             self._extend(parts[0])
-            if len(parts) == 1:
-                return
-            self._push()
-            middle = parts[1:-1]
-            keep = self._lines.maxlen or 1
-            for part in middle[-keep:]:
-                self._extend(part)
+            if len(parts) > 1:
                 self._push()
-            self._extend(parts[-1])
+                middle = parts[1:-1]
+                keep = self._lines.maxlen or 1
+                for part in middle[-keep:]:
+                    self._extend(part)
+                    self._push()
+                self._extend(parts[-1])
+            for listener in self._listeners:
+                listener()
+
+    def listen(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` after every chunk fed: in the feeding thread, under the tail's lock
+        (it must not block nor read the tail)."""
+        with self._lock:
+            self._listeners = (*self._listeners, listener)
+
+    def unlisten(self, listener: Callable[[], None]) -> None:
+        """Stop calling ``listener``; once this returns, no call of it is under way."""
+        with self._lock:
+            self._listeners = tuple(known for known in self._listeners if known is not listener)
 
     def text(self) -> str:
         """The tail as text (lines joined by newlines, the unfinished line last)."""

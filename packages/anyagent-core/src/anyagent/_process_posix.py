@@ -214,7 +214,7 @@ class _Reactor:
                         calls, self._calls = self._calls, []
                     for fn in calls:
                         fn()
-                else:
+                elif selector.get_map().get(key.fd) is key:  # not unregistered earlier in this batch
                     key.data(key.fd)
             for job in list(self.polled):
                 job.check_exit()

@@ -51,8 +51,11 @@ import by ``sys.platform``; what both share is in ``_process_base``.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
+import re
 import shutil
+import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -337,6 +340,46 @@ class AgentProcess:
         On Linux this waits on a pidfd in the event loop: no wakeups while the agent runs."""
         await _wait_exit(self._child)
 
+    async def wait_for_line(self, pattern: re.Pattern[str], *, stderr: bool = False) -> re.Match[str] | None:
+        """Wait until a line of the stdout tail (``stderr``: of the stderr tail) matches ``pattern``
+        and return the match (the line still being written counts too); None once the agent has
+        exited without printing one (its last output read first). Woken by the output and by the
+        exit, never by a timer: the match returns the moment its chunk is drained. Bound it with
+        a timeout (``toolkit.wait_for_listening`` does)."""
+        tail = self._tails.get("stderr" if stderr else "stdout")
+        if tail is None:  # stdout not drained: it never reaches a tail
+            await self.exited()
+            return None
+        ours, theirs = socket.socketpair()
+        ours.setblocking(False)
+        theirs.setblocking(False)
+
+        def poke() -> None:  # in the drain's thread (or ours, at exit): never blocks
+            with contextlib.suppress(OSError):
+                theirs.send(b"\0")
+
+        async def poke_at_exit() -> None:
+            await self.exited()
+            poke()
+
+        tail.listen(poke)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(poke_at_exit)
+                while (found := _search(pattern, tail.text())) is None and not self._child.poll_exit():
+                    await anyio.wait_readable(ours)
+                    with contextlib.suppress(OSError):
+                        ours.recv(4096)
+                tg.cancel_scope.cancel()
+        finally:
+            tail.unlisten(poke)
+            ours.close()
+            theirs.close()
+        if found is None:  # it exited: what it printed last may still have been in the pipe
+            await self._join_drain(stop=False)
+            found = _search(pattern, tail.text())
+        return found
+
     async def exit_error(self, wait: float = 1.0) -> AgentError:
         """The error for "the agent's output ended": ``ProcessExited(status, stderr tail)`` if it
         exits within ``wait`` seconds, else ``ProtocolFailed`` (it closed stdout but lives on)."""
@@ -456,6 +499,15 @@ async def spawn(
     if recorder is not None:
         recorder.process_started(args, workdir)
     return proc
+
+
+def _search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first line of ``text`` that ``pattern`` matches."""
+    for line in text.splitlines():
+        found = pattern.search(line)
+        if found is not None:
+            return found
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

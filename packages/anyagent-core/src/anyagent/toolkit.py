@@ -247,18 +247,11 @@ async def wait_for_listening(
     and ``ProtocolFailed`` if ``timeout`` passes; the caller reaps the process either way.
     """
     regex = re.compile(pattern) if isinstance(pattern, str) else pattern
-    delay = 0.005
     with anyio.move_on_after(timeout):
-        while True:
-            text = process.stderr_tail if stderr else process.stdout_tail
-            for line in text.splitlines():
-                found = regex.search(line)
-                if found is not None:
-                    return found
-            if process.status is not None:
-                raise await process.exit_error()
-            await anyio.sleep(delay)
-            delay = min(delay * 2, 0.02)  # a server listens within ~0.1–3 s: overshoot it by 20 ms at most
+        found = await process.wait_for_line(regex, stderr=stderr)  # woken by the output: no polling lag
+        if found is not None:
+            return found
+        raise await process.exit_error()
     where = "stderr" if stderr else "stdout"
     raise ProtocolFailed(f"the agent printed no line matching {regex.pattern!r} on {where} within {timeout:g} s")
 
