@@ -289,6 +289,14 @@ async def test_sigterm_step_is_used_when_it_works(tmp_path: Path) -> None:
         assert await proc.aclose(grace=0.2) == "signal: 15 (SIGTERM)"
 
 
+async def test_eof_grace_zero_goes_straight_to_sigterm_for_an_agent_that_ignores_eof(tmp_path: Path) -> None:
+    async with leak_check():
+        proc = await spawn([sys.executable, "-c", "import time; time.sleep(60)"], cwd=tmp_path)
+        started = time.monotonic()
+        assert await proc.aclose(grace=3.0, eof_grace=0.0) == "signal: 15 (SIGTERM)"
+        assert time.monotonic() - started < 2.5, "waited for an EOF the agent ignores"
+
+
 async def test_grandchild_holding_the_pipes_cannot_wedge_the_reader(tmp_path: Path) -> None:
     """The leader exits; its grandchild still holds stdout. The group dies, so the reader ends."""
     async with leak_check():

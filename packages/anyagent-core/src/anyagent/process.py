@@ -390,10 +390,11 @@ class AgentProcess:
         await self._join_drain(stop=False)
         return ProcessExited(self._finished(), self.stderr_tail)
 
-    async def aclose(self, grace: float = CLOSE_GRACE) -> str:
-        """Stop the agent and return its status: stdin EOF, ``grace`` s, SIGTERM to the group,
-        ``grace`` s, SIGKILL, reap, join the drain. Shielded; idempotent (a second call waits for
-        the first). Bounded by about ``2 * grace + 7`` seconds even if the kernel will not reap."""
+    async def aclose(self, grace: float = CLOSE_GRACE, eof_grace: float | None = None) -> str:
+        """Stop the agent and return its status: stdin EOF, ``eof_grace`` s (default ``grace``; 0
+        for an agent that ignores EOF), SIGTERM to the group, ``grace`` s, SIGKILL, reap, join the
+        drain. Shielded; idempotent (a second call waits for the first). Bounded by about
+        ``2 * grace + 7`` seconds even if the kernel will not reap."""
         if self._closing is not None:
             with anyio.CancelScope(shield=True):
                 await self._closing.wait()
@@ -401,20 +402,21 @@ class AgentProcess:
         self._closing = anyio.Event()
         try:
             with anyio.CancelScope(shield=True):
-                await self._ladder(grace)
+                await self._ladder(grace, grace if eof_grace is None else eof_grace)
         finally:
             self._closing.set()
         return self._status or exit_status_text(None)
 
-    async def _ladder(self, grace: float) -> None:
+    async def _ladder(self, grace: float, eof_grace: float) -> None:
         child = self._child
         escaped = child.escapees()  # setsid descendants, found while the leader still holds them
         try:
             await child.stdin.aclose()  # EOF: the one portable "please exit"
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
-        with anyio.move_on_after(grace):
-            await _wait_exit(child)
+        if eof_grace > 0:
+            with anyio.move_on_after(eof_grace):
+                await _wait_exit(child)
         if not child.poll_exit():
             escaped += child.escapees()
             child.terminate_group()

@@ -341,7 +341,8 @@ class DriverLoop(Generic[F]):
     ``on_command(command)`` every ``DriverCommand`` but ``Close``, in order. ``on_exit(error)``
     runs when the agent's output ends by itself, before ``Exited`` is sent (fail waiters
     there); ``cleanup()`` runs first in ``shutdown`` (stop terminals, side tasks). ``name`` is how
-    messages call the agent ("Claude Code").
+    messages call the agent ("Claude Code"). ``close_grace`` / ``eof_grace``: the stop ladder's
+    waits (``AgentProcess.aclose``); ``eof_grace=0`` for an agent that ignores stdin EOF.
     """
 
     def __init__(
@@ -353,6 +354,7 @@ class DriverLoop(Generic[F]):
         on_exit: Callable[[AgentError], Awaitable[None]] | None = None,
         cleanup: Callable[[], Awaitable[None]] | None = None,
         close_grace: float = CLOSE_GRACE,
+        eof_grace: float | None = None,
         name: str = "the agent",
     ) -> None:
         self._on_frame = on_frame
@@ -361,6 +363,7 @@ class DriverLoop(Generic[F]):
         self._cleanup = cleanup
         self.recorder = recorder
         self.close_grace = close_grace
+        self.eof_grace = eof_grace
         self.name = name
         self.process: AgentProcess | None = None
         self.source: FrameSource[F | BadLine | Stray] | None = None
@@ -442,7 +445,7 @@ class DriverLoop(Generic[F]):
                 except Exception:  # cleanup must not keep the agent alive
                     pass
             if self.process is not None:
-                await self.process.aclose(self.close_grace)
+                await self.process.aclose(self.close_grace, self.eof_grace)
             if self.recorder is not None:
                 self.recorder.close()
 
@@ -517,7 +520,7 @@ class DriverLoop(Generic[F]):
                 await self._report_recording()
 
     async def _died(self, process: AgentProcess) -> None:
-        status = await process.aclose(self.close_grace)
+        status = await process.aclose(self.close_grace, self.eof_grace)
         if self._on_exit is not None:
             error = ProcessExited(status, process.stderr_tail)
             try:
