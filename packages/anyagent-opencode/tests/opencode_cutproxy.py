@@ -5,7 +5,8 @@
 The adapter launches this script as its ``opencode``: it listens on ``P`` itself, starts the real
 server on another free port with the same arguments and environment, passes the server's stdout on
 with the listening line pointing at ``P``, and forwards every connection byte for byte. It exits
-with the real server's status when the server exits (a signal to it ends the server too).
+with the real server's status when the server exits; both are in the adapter's process group, so
+the adapter's SIGTERM / SIGKILL to the group stops both.
 
 Connections whose request is ``GET /event`` are the event streams. They are forwarded event by
 event (whole ``\\n\\n``-ended SSE events), so the test can cut one at an event boundary while the
@@ -30,7 +31,6 @@ import argparse
 import json
 import os
 import re
-import signal
 import socket
 import sys
 from pathlib import Path
@@ -198,6 +198,18 @@ class Proxy:
         return {"error": f"unknown command {name!r}"}
 
 
+async def pass_stdout(process: anyio.abc.Process, front: int) -> None:
+    """The server's stdout, its listening line pointing at the proxy's port ``front``."""
+    assert process.stdout is not None
+    rest = ""
+    async for chunk in process.stdout:
+        text = rest + chunk.decode("utf-8", "replace")
+        *lines, rest = text.split("\n")
+        for line in lines:
+            sys.stdout.write(LISTENING.sub(lambda m: m.group(1) + str(front), line) + "\n")
+        sys.stdout.flush()
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--real", required=True)
@@ -220,26 +232,11 @@ async def main() -> int:
     control_port = control.extra(anyio.abc.SocketAttribute.local_port)
     publish(Path(options.control_file), control_port)
     process = await anyio.open_process([options.real, *args], stdin=None, stdout=-1, stderr=None)
-    status = 1
     async with anyio.create_task_group() as tg:
         tg.start_soon(listener.serve, proxy.serve)
         tg.start_soon(control.serve, proxy.control)
-
-        async def forward_signals() -> None:
-            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                async for signum in signals:
-                    process.send_signal(signum)
-
-        tg.start_soon(forward_signals)
-        assert process.stdout is not None
-        rest = ""
-        async for chunk in process.stdout:
-            text = rest + chunk.decode("utf-8", "replace")
-            *lines, rest = text.split("\n")
-            for line in lines:
-                sys.stdout.write(LISTENING.sub(lambda m: m.group(1) + str(front), line) + "\n")
-            sys.stdout.flush()
-        status = await process.wait()
+        tg.start_soon(pass_stdout, process, front)
+        status = await process.wait()  # not the stdout's end: the server's children may hold it
         tg.cancel_scope.cancel()
     return status if status >= 0 else 128 - status
 

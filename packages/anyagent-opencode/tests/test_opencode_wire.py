@@ -34,10 +34,12 @@ pytestmark = pytest.mark.anyio
 
 SID = "ses_1"
 MSG = "msg_2"
-LATER = 4_102_444_800_000
-"""A creation time (epoch ms, 2100) after any turn a test starts: a message of that turn."""
-EARLIER = 1_000_000_000_000
-"""A creation time before any turn a test starts: history (a resumed session's)."""
+CREATED = 1_700_000_000_000
+"""When the handshake's session was created (epoch ms, the server's clock)."""
+LATER = CREATED + 5_000
+"""A creation time after that: a message of this session's turns."""
+EARLIER = CREATED - 60_000
+"""A creation time before that: history (a forked session's copies keep their times)."""
 
 
 class Timeline:
@@ -65,8 +67,8 @@ class Timeline:
         self.lines.append({"_http": {"kind": "sse_open", "stream": self._id, "url": "/event", "status": 200}})
         return self._id
 
-    def event(self, stream: int, kind: str, **properties: Any) -> None:
-        data = {"id": f"evt_{len(self.lines)}", "type": kind, "properties": properties}
+    def event(self, stream: int, kind: str, event_id: str | None = None, **properties: Any) -> None:
+        data = {"id": event_id or f"evt_{len(self.lines)}", "type": kind, "properties": properties}
         self.lines.append({"_http": {"kind": "sse", "stream": stream, "event": "message", "data": data}})
 
     def end(self, stream: int) -> None:
@@ -74,7 +76,7 @@ class Timeline:
 
     def handshake(self) -> int:
         self.exchange("GET", "/global/health", 200, {"healthy": True, "version": "1.18.33"})
-        self.exchange("POST", "/session", 200, {"id": SID, "title": "t"})
+        self.exchange("POST", "/session", 200, {"id": SID, "title": "t", "time": {"created": CREATED}})
         providers = {"providers": [{"id": "fake", "models": {"m": {"name": "M", "limit": {"context": 1000}}}}]}
         self.exchange("GET", "/config/providers", 200, {**providers, "default": {"fake": "m"}})
         self.exchange("GET", "/config", 200, {"model": "fake/m"})
@@ -161,7 +163,7 @@ async def test_an_idle_missed_while_the_stream_was_down_still_ends_the_turn(tmp_
 
 
 async def test_a_resync_sends_only_this_drivers_turns_and_each_request_once(tmp_path: Path) -> None:
-    """A resumed session's history (older messages) is not sent again; a turn that ran wholly
+    """History (messages older than the session: a fork's copies) is not sent again; a turn that ran wholly
     while the stream was down (no busy seen) still ends, with its error; a permission the stream
     already surfaced, listed again, is not reopened."""
     t = Timeline()

@@ -253,8 +253,13 @@ class OpencodeDriver(seam.Driver):
         self._cancelled = False
         self._error: str | None = None
         self._snapshot_only: set[str] = set()
-        self._since: int | None = None  # when this driver's first turn started (epoch ms)
-        self._turn_started = 0  # when the current turn started (epoch ms)
+        self._known: set[str] = set()  # the message ids known when the current turn started
+        # messages older than this (epoch ms) are history, never caught up: a new or forked
+        # session's creation (a fork's copies keep their times), or now for a resumed one
+        # (opencode stamps messages with this machine's clock)
+        created = j.integer(j.obj(session.get("time")).get("created"))
+        resumed = request.options.resume_token is not None
+        self._since = created if created is not None and not resumed else int(time.time() * 1000)
 
     @classmethod
     async def start(
@@ -429,7 +434,7 @@ class OpencodeDriver(seam.Driver):
         status = await self.http.request("GET", "/session/status")
         state = j.text(j.obj(j.obj(status.body).get(self.session_id)).get("type"), "idle") if status.ok else "busy"
         messages = await self.http.request("GET", f"/session/{self.session_id}/message")
-        recent = [m for m in j.arr(messages.body) if self._since is not None and _created(m) >= self._since]
+        recent = [m for m in j.arr(messages.body) if _created(m) >= self._since]  # no history
         for entry in recent:
             for part in j.arr(j.obj(entry).get("parts")):
                 part_id = j.nonempty(j.obj(part).get("id"))
@@ -443,11 +448,8 @@ class OpencodeDriver(seam.Driver):
                 await self._apply(self.translator.feed({"type": f"{kind}.asked", "properties": item}))
         if not self._in_turn:
             return
-        answers = [
-            j.obj(j.obj(m).get("info"))
-            for m in recent
-            if _created(m) >= self._turn_started and j.obj(j.obj(m).get("info")).get("role") == "assistant"
-        ]
+        infos = [j.obj(j.obj(m).get("info")) for m in recent]
+        answers = [i for i in infos if i.get("role") == "assistant" and i.get("id") not in self._known]
         if state == "busy" or answers:
             self._busy = True  # the turn started while the stream was down
         if state == "idle" and (self._busy or self._cancelled or self._error is not None):
@@ -466,10 +468,7 @@ class OpencodeDriver(seam.Driver):
             await self._end_turn()
 
     def _turn_starts(self) -> None:
-        now = int(time.time() * 1000)  # opencode stamps messages with the same clock
-        self._turn_started = now
-        if self._since is None:
-            self._since = now
+        self._known = self.translator.known_messages()
 
     # -- commands
 

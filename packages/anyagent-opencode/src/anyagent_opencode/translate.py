@@ -249,6 +249,10 @@ class Translator:
             events.extend(out.events)
         return events
 
+    def known_messages(self) -> set[str]:
+        """The ids of the messages seen so far (by event or by ``catch_up``)."""
+        return set(self._roles)
+
     # -- helpers
 
     def _owner(self, session: str) -> tuple[bool, str | None]:
