@@ -33,6 +33,7 @@ from anyagent import (
     RequestOpened,
     Session,
     TextDelta,
+    ToolKind,
     ToolStatus,
     ToolUpdated,
     TurnEnded,
@@ -140,7 +141,8 @@ async def reconnects(stage: Stage) -> None:
     """(1) a drop while the reply streams, down for about five chunks; (2) a drop just before
     ``permission.asked`` (the event lost) and one just after it (the resync lists it again), then
     a permission a cancel left listed and a later drop; (3) the turn's end, then a whole turn,
-    while the stream is down. Each: all text once, each request once, one ``TurnEnded``."""
+    while the stream is down; (5) a drop while a Task-tool subagent streams. Each: all text once
+    and in order, each request once, one ``TurnEnded``."""
     # (1)
     stage.queue(Reply.slow(16, 0.12))
     start = len(stage.reader.seen)
@@ -212,5 +214,20 @@ async def reconnects(stage: Stage) -> None:
     assert text_of(events) == ECHO_PREFIX + "all while away", text_of(events)
     assert isinstance(one_end(events), Completed)
     assert len(kinds(events, MessageEnded)) == 1 and kinds(events, ContextUsage)
+
+    # (5) a drop while a Task-tool subagent streams (its child session's text is cut mid-part)
+    stage.queue(Reply.tool("task", description="sub job", prompt="SLOW 8", subagent_type="general"))
+    start = len(stage.reader.seen)
+    await stage.proxy("hold", 'cut_after "delta":"slow1 "')
+    await stage.session.prompt("delegate it")
     if stage.cut is not None:
-        assert (await stage.cut("stats"))["opened"] == 7  # the first stream and six reconnects
+        await stage.cut("wait")
+        await anyio.sleep(0.7)  # about three chunks of the child's stream while nobody listens
+        await stage.cut("release")
+    events = await _rest_of_turn(stage, start)
+    task = [t.tool for t in kinds(events, ToolUpdated) if t.tool.kind is ToolKind.SUBAGENT]
+    assert task and task[-1].status is ToolStatus.COMPLETED, task
+    assert text_of(events, task[-1].id) == slow_text(8), [d for d in deltas(events)]
+    assert isinstance(one_end(events), Completed)
+    if stage.cut is not None:
+        assert (await stage.cut("stats"))["opened"] == 8  # the first stream and seven reconnects

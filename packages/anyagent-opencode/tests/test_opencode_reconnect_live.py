@@ -67,7 +67,8 @@ async def test_repeated_drops_lose_nothing_then_a_stream_that_stays_down_fails_t
 ) -> None:
     """(4) Three drops in one turn lose and repeat nothing; a stream that cannot be reopened (the
     first reconnects refused, the rest left unanswered) fails the turn typed and ends the
-    session, never hangs."""
+    session, never hangs. Then the session resumed in a new server: a drop there catches up the
+    new turn only, not the history."""
     agent = live_agent("opencode")
     control = tmp_path / "cut-control"
     shim = write_cut_shim(agent.root / "bin", agent.executable, control)
@@ -104,3 +105,18 @@ async def test_repeated_drops_lose_nothing_then_a_stream_that_stays_down_fails_t
             assert "no answer within 0.3 s" in stop.message, stop
             wire = [d.diagnostic for d in kinds(seen, Diagnostic) if d.diagnostic.code == DiagnosticCode.WIRE_FAILED]
             assert len(wire) == 1 and wire[0].message == stop.message, wire
+            token = session.info().resume_token
+        assert token is not None
+
+        # resumed in a new server, a drop: the resync sends this turn's text, not the history's
+        options = SessionOptions.in_dir(agent.workspace).resume(token)
+        session, events = await runtime.open(AgentInstallation.at("opencode", shim), options)
+        reader = EventReader(events, timeout=WAIT)
+        async with session:
+            fake_model.queue(Reply.slow(8, 0.12))
+            await session.prompt("after the resume")
+            await reader.kind(TextDelta)
+            await cut("cut")
+            await reader.turn()
+            assert text_of(reader.seen) == slow_text(8), deltas(reader.seen)
+            assert isinstance(one_end(reader.seen), Completed)

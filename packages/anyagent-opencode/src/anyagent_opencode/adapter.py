@@ -427,21 +427,17 @@ class OpencodeDriver(seam.Driver):
         carry no SSE id, it reads no ``Last-Event-ID``), but the new stream was subscribed before
         its headers came: every later event is in it. So: the session's status first (once idle,
         the messages read next are final for this turn), then the text, tools and finished
-        messages of the turns this driver ran (``GET /session/{id}/message``), the permissions
-        and questions still open, and the turn's end when it ended meanwhile. opencode stores no
-        text of a part still streaming (it reads empty), so such a part's text comes from its
-        final snapshot: its later deltas are dropped (what the gap hid cannot go before them)."""
+        messages of the turns this driver ran (``GET /session/{id}/message``, and the same for
+        each Task-tool child session), the permissions and questions still open, and the turn's
+        end when it ended meanwhile. opencode stores no text of a part still streaming (it reads
+        empty), so such a part's text comes from its final snapshot: its later deltas are dropped
+        (what the gap hid cannot go before them)."""
         status = await self.http.request("GET", "/session/status")
         state = j.text(j.obj(j.obj(status.body).get(self.session_id)).get("type"), "idle") if status.ok else "busy"
-        messages = await self.http.request("GET", f"/session/{self.session_id}/message")
-        recent = [m for m in j.arr(messages.body) if _created(m) >= self._since]  # no history
-        for entry in recent:
-            for part in j.arr(j.obj(entry).get("parts")):
-                part_id = j.nonempty(j.obj(part).get("id"))
-                if part_id is not None:
-                    self._snapshot_only.add(part_id)  # its later deltas may repeat what the snapshot holds
-        for event in self.translator.catch_up(recent):
-            await self.loop.send(event)
+        known, active = set(self.translator.children), self.translator.active_children()
+        recent = await self._catch_up(self.session_id)  # may finish a subagent's tool, or find one
+        for child in [c for c in self.translator.children if c in active or c not in known]:
+            await self._catch_up(child)
         for kind, path in (("permission", "/permission"), ("question", "/question")):
             pending = await self.http.request("GET", path)
             for item in j.arr(pending.body) if pending.ok else []:
@@ -458,6 +454,20 @@ class OpencodeDriver(seam.Driver):
             if name and self._error is None and not (self._cancelled and name == "MessageAbortedError"):
                 self._error = j.text(j.obj(error.get("data")).get("message"), "") or name
             await self._end_turn()
+
+    async def _catch_up(self, session: str) -> list[Any]:
+        """Send what ``session`` (ours or a child's) said while the stream was down; its messages
+        newer than the history."""
+        messages = await self.http.request("GET", f"/session/{session}/message")
+        recent = [m for m in j.arr(messages.body) if _created(m) >= self._since] if messages.ok else []
+        for entry in recent:
+            for part in j.arr(j.obj(entry).get("parts")):
+                part_id = j.nonempty(j.obj(part).get("id"))
+                if part_id is not None:
+                    self._snapshot_only.add(part_id)  # its later deltas may repeat what the snapshot holds
+        for event in self.translator.catch_up(recent, session):
+            await self.loop.send(event)
+        return recent
 
     async def _gave_up(self, reason: str) -> None:
         """The event stream cannot be reopened: say so, and fail the turn with that reason (the

@@ -227,11 +227,13 @@ class Translator:
         self._sent[part_id] = self._sent.get(part_id, 0) + len(delta)
         return seam.Content(TextDelta(message_id, delta))
 
-    def catch_up(self, messages: Iterable[object]) -> list[seam.DriverEvent]:
+    def catch_up(self, messages: Iterable[object], session: str | None = None) -> list[seam.DriverEvent]:
         """What a reconnect missed: from ``GET /session/{id}/message`` entries (``{info, parts}``;
-        the caller passes only the messages of turns this session ran, never older history), the
-        text not sent yet, the tools whose state changed and the assistant messages that finished
-        meanwhile (``MessageEnded``, ``ContextUsage``), in order; nothing twice."""
+        the caller passes only the messages of turns this session ran, never older history) of
+        our session or of a child ``session``, the text not sent yet, the tools whose state
+        changed and the assistant messages that finished meanwhile (``MessageEnded``,
+        ``ContextUsage``), in order; nothing twice."""
+        session = session or self.session_id
         events: list[seam.DriverEvent] = []
         for message in messages:
             entry = j.obj(message)
@@ -244,10 +246,14 @@ class Translator:
                 continue
             out = Translation()
             for part in j.arr(entry.get("parts")):
-                self._part(j.obj(part), out, self.session_id)
-            _message_updated(self, {"info": info, "sessionID": self.session_id}, out, {})
+                self._part(j.obj(part), out, session)
+            _message_updated(self, {"info": info, "sessionID": session}, out, {})
             events.extend(out.events)
         return events
+
+    def active_children(self) -> set[str]:
+        """The child sessions whose Task tool has not finished (or is not linked yet)."""
+        return {child for child, call in self.children.items() if call is None or call not in self._finished}
 
     def known_messages(self) -> set[str]:
         """The ids of the messages seen so far (by event or by ``catch_up``)."""
