@@ -28,6 +28,7 @@ from anyagent import (
     DiagnosticCode,
     Failed,
     ProcessExited,
+    Session,
     SessionOptions,
     TextDelta,
 )
@@ -62,6 +63,26 @@ async def test_reconnects(live_agent: Callable[..., LiveAgent], fake_model: Fake
         sanitize(record, RECORDINGS / "reconnects.jsonl", replacements)
 
 
+async def _dropped_reply(
+    session: Session, reader: EventReader, cut: Cut, model: FakeModel, *, chunks: int, drops: int
+) -> None:
+    """A slow reply whose stream drops ``drops`` times (each cut after the reconnect before it):
+    all its text once, one ``Completed``."""
+    start = len(reader.seen)
+    model.queue(Reply.slow(chunks, 0.12))
+    await session.prompt(f"a reply cut {drops} times")
+    await reader.kind(TextDelta)
+    opened = (await cut("stats"))["opened"]
+    for count in range(1, drops + 1):  # a part that missed text streams no more deltas: cut by the clock
+        assert (await cut("cut"))["cut"] == 1
+        await cut.streams_opened(opened + count)
+        await anyio.sleep(0.2)
+    await reader.turn()
+    seen = reader.seen[start:]
+    assert text_of(seen) == slow_text(chunks), deltas(seen)
+    assert isinstance(one_end(seen), Completed)
+
+
 async def test_repeated_drops_lose_nothing_then_a_stream_that_stays_down_fails_typed(
     live_agent: Callable[..., LiveAgent], fake_model: FakeModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -78,16 +99,7 @@ async def test_repeated_drops_lose_nothing_then_a_stream_that_stays_down_fails_t
         session, events = await runtime.open(AgentInstallation.at("opencode", shim), options)
         reader = EventReader(events, timeout=WAIT)
         async with session:
-            fake_model.queue(Reply.slow(12, 0.12))
-            await session.prompt("three drops")
-            await reader.kind(TextDelta)
-            for count in (1, 2, 3):  # a part that missed text streams no more deltas: cut by the clock
-                assert (await cut("cut"))["cut"] == 1
-                await cut.streams_opened(count + 1)
-                await anyio.sleep(0.2)
-            await reader.turn()
-            assert text_of(reader.seen) == slow_text(12), deltas(reader.seen)
-            assert isinstance(one_end(reader.seen), Completed)
+            await _dropped_reply(session, reader, cut, fake_model, chunks=12, drops=3)
 
             monkeypatch.setattr(adapter, "REOPEN_TIMEOUT", 0.3)
             fake_model.queue(Reply.slow(40, 0.1))
@@ -113,10 +125,4 @@ async def test_repeated_drops_lose_nothing_then_a_stream_that_stays_down_fails_t
         session, events = await runtime.open(AgentInstallation.at("opencode", shim), options)
         reader = EventReader(events, timeout=WAIT)
         async with session:
-            fake_model.queue(Reply.slow(8, 0.12))
-            await session.prompt("after the resume")
-            await reader.kind(TextDelta)
-            await cut("cut")
-            await reader.turn()
-            assert text_of(reader.seen) == slow_text(8), deltas(reader.seen)
-            assert isinstance(one_end(reader.seen), Completed)
+            await _dropped_reply(session, reader, cut, fake_model, chunks=8, drops=1)
