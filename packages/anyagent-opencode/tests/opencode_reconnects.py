@@ -25,11 +25,13 @@ from opencode_harness import WAIT, server_password
 from anyagent import (
     Answer,
     Cancelled,
+    ChoicesAnswer,
     Completed,
     ContextUsage,
     MessageEnded,
     PermissionChoice,
     PermissionRequest,
+    QuestionRequest,
     RequestOpened,
     Session,
     TextDelta,
@@ -43,6 +45,12 @@ from anyagent_testkit.events import EventReader, kinds, text_of
 from anyagent_testkit.fakemodel import ECHO_PREFIX, TOOL_DONE_PREFIX, FakeModel, Reply
 
 PROXY = Path(__file__).with_name("opencode_cutproxy.py")
+
+QUESTION = {
+    "question": "Which colour?",
+    "header": "Colour",
+    "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool"}],
+}
 
 
 def write_cut_shim(directory: Path, real: Path, control_file: Path) -> Path:
@@ -139,10 +147,10 @@ async def _rest_of_turn(stage: Stage, start: int) -> list[Any]:
 
 async def reconnects(stage: Stage) -> None:
     """(1) a drop while the reply streams, down for about five chunks; (2) a drop just before
-    ``permission.asked`` (the event lost) and one just after it (the resync lists it again), then
-    a permission a cancel left listed and a later drop; (3) the turn's end, then a whole turn,
-    while the stream is down; (5) a drop while a Task-tool subagent streams. Each: all text once
-    and in order, each request once, one ``TurnEnded``."""
+    ``permission.asked`` (the event lost) and one just after it (the resync lists it again), a
+    question lost the same way, then a permission a cancel left listed and a later drop; (3) the
+    turn's end, then a whole turn, while the stream is down; (5) a drop while a Task-tool
+    subagent streams. Each: all text once and in order, each request once, one ``TurnEnded``."""
     # (1)
     stage.queue(Reply.slow(16, 0.12))
     start = len(stage.reader.seen)
@@ -174,6 +182,19 @@ async def reconnects(stage: Stage) -> None:
         assert text_of(events).endswith(TOOL_DONE_PREFIX + word), text_of(events)
         tools = [k.tool for k in kinds(events, ToolUpdated)]
         assert tools and tools[-1].status is ToolStatus.COMPLETED, tools
+    # a question lost the same way: the resync reads it from GET /question
+    stage.queue(Reply.tool("question", questions=[QUESTION]))
+    start = len(stage.reader.seen)
+    await stage.proxy("cut_before question.asked")
+    await stage.session.prompt("ask me")
+    await stage.proxy("wait")
+    question = await stage.reader.kind(RequestOpened)
+    assert isinstance(question.request, QuestionRequest)
+    assert [c.label for c in question.request.questions[0].choices] == ["Red", "Blue"]
+    await stage.session.answer(question.request.id, Answer.question([ChoicesAnswer(("Blue",))]))
+    events = await _rest_of_turn(stage, start)
+    assert len(opened(events)) == 1 and isinstance(one_end(events), Completed)
+    assert "Blue" in text_of(events)
     await stage.session.prompt("RUN echo stale")
     await stage.reader.kind(RequestOpened)
     await stage.session.cancel()
@@ -230,4 +251,4 @@ async def reconnects(stage: Stage) -> None:
     assert text_of(events, task[-1].id) == slow_text(8), [d for d in deltas(events)]
     assert isinstance(one_end(events), Completed)
     if stage.cut is not None:
-        assert (await stage.cut("stats"))["opened"] == 8  # the first stream and seven reconnects
+        assert (await stage.cut("stats"))["opened"] == 9  # the first stream and eight reconnects
