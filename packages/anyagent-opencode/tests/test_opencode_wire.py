@@ -20,6 +20,8 @@ from anyagent import (
     Failed,
     InvalidConfiguration,
     McpServer,
+    MessageEnded,
+    RequestOpened,
     SessionOptions,
     TurnEnded,
     UnsupportedFeature,
@@ -32,6 +34,12 @@ pytestmark = pytest.mark.anyio
 
 SID = "ses_1"
 MSG = "msg_2"
+CREATED = 1_700_000_000_000
+"""When the handshake's session was created (epoch ms, the server's clock)."""
+LATER = CREATED + 5_000
+"""A creation time after that: a message of this session's turns."""
+EARLIER = CREATED - 60_000
+"""A creation time before that: history (a forked session's copies keep their times)."""
 
 
 class Timeline:
@@ -59,8 +67,8 @@ class Timeline:
         self.lines.append({"_http": {"kind": "sse_open", "stream": self._id, "url": "/event", "status": 200}})
         return self._id
 
-    def event(self, stream: int, kind: str, **properties: Any) -> None:
-        data = {"id": f"evt_{len(self.lines)}", "type": kind, "properties": properties}
+    def event(self, stream: int, kind: str, event_id: str | None = None, **properties: Any) -> None:
+        data = {"id": event_id or f"evt_{len(self.lines)}", "type": kind, "properties": properties}
         self.lines.append({"_http": {"kind": "sse", "stream": stream, "event": "message", "data": data}})
 
     def end(self, stream: int) -> None:
@@ -68,7 +76,7 @@ class Timeline:
 
     def handshake(self) -> int:
         self.exchange("GET", "/global/health", 200, {"healthy": True, "version": "1.18.33"})
-        self.exchange("POST", "/session", 200, {"id": SID, "title": "t"})
+        self.exchange("POST", "/session", 200, {"id": SID, "title": "t", "time": {"created": CREATED}})
         providers = {"providers": [{"id": "fake", "models": {"m": {"name": "M", "limit": {"context": 1000}}}}]}
         self.exchange("GET", "/config/providers", 200, {**providers, "default": {"fake": "m"}})
         self.exchange("GET", "/config", 200, {"model": "fake/m"})
@@ -76,6 +84,13 @@ class Timeline:
         stream = self.stream()
         self.event(stream, "server.connected")
         return stream
+
+    def resync(self, messages: list[Any], status: dict[str, Any], permissions: list[Any] | None = None) -> None:
+        """The adapter's REST reads after a reconnect, in its order."""
+        self.exchange("GET", "/session/status", 200, status)
+        self.exchange("GET", f"/session/{SID}/message", 200, messages)
+        self.exchange("GET", "/permission", 200, permissions or [])
+        self.exchange("GET", "/question", 200, [])
 
     def write(self, path: Path) -> Path:
         path.write_text("".join(json.dumps(line) + "\n" for line in self.lines), encoding="utf-8")
@@ -86,9 +101,16 @@ def _status(stream: int, timeline: Timeline, kind: str) -> None:
     timeline.event(stream, "session.status", sessionID=SID, status={"type": kind})
 
 
-def _part(text: str, done: bool) -> dict[str, Any]:
+def _part(text: str, done: bool, part_id: str = "prt_t", message_id: str = MSG) -> dict[str, Any]:
     time = {"start": 1, "end": 2} if done else {"start": 1}
-    return {"id": "prt_t", "messageID": MSG, "sessionID": SID, "type": "text", "text": text, "time": time}
+    return {"id": part_id, "messageID": message_id, "sessionID": SID, "type": "text", "text": text, "time": time}
+
+
+def _message(message_id: str, created: int, *parts: dict[str, Any], done: bool = False) -> dict[str, Any]:
+    """A ``GET /session/{id}/message`` entry: an assistant message and its parts."""
+    time = {"created": created, "completed": created + 1} if done else {"created": created}
+    info = {"id": message_id, "sessionID": SID, "role": "assistant", "time": time}
+    return {"info": info, "parts": list(parts)}
 
 
 async def _one_turn(tmp_path: Path, timeline: Timeline, prompt: str = "hi") -> list[Any]:
@@ -112,15 +134,7 @@ async def test_a_dropped_stream_is_reopened_and_resynced_without_loss_or_repeat(
     t.end(first)  # the stream drops: "lo world" streams while nobody listens
     second = t.stream()
     t.event(second, "server.connected")
-    t.exchange(
-        "GET",
-        f"/session/{SID}/message",
-        200,
-        [{"info": {"id": MSG, "role": "assistant"}, "parts": [_part("Hello wor", False)]}],
-    )
-    t.exchange("GET", "/permission", 200, [])
-    t.exchange("GET", "/question", 200, [])
-    t.exchange("GET", "/session/status", 200, {SID: {"type": "busy"}})
+    t.resync([_message(MSG, LATER, _part("Hello wor", False))], {SID: {"type": "busy"}})
     # the new stream repeats a delta the snapshot already holds, then the part's final snapshot
     t.event(second, "message.part.delta", sessionID=SID, messageID=MSG, partID="prt_t", field="text", delta="lo wor")
     t.event(second, "message.part.updated", sessionID=SID, part=_part("Hello world", True))
@@ -141,18 +155,33 @@ async def test_an_idle_missed_while_the_stream_was_down_still_ends_the_turn(tmp_
     _status(first, t, "busy")
     t.end(first)
     t.stream()
-    t.exchange(
-        "GET",
-        f"/session/{SID}/message",
-        200,
-        [{"info": {"id": MSG, "role": "assistant"}, "parts": [_part("done", True)]}],
-    )
-    t.exchange("GET", "/permission", 200, [])
-    t.exchange("GET", "/question", 200, [])
-    t.exchange("GET", "/session/status", 200, {})  # idle sessions are not listed
+    t.resync([_message(MSG, LATER, _part("done", True), done=True)], {})  # idle sessions are not listed
     events = await _one_turn(tmp_path, t)
     assert text_of(events) == "done"
     assert [type(e.stop) for e in kinds(events, TurnEnded)] == [Completed]
+    assert [k.message_id for k in kinds(events, MessageEnded)] == [MSG]
+
+
+async def test_a_resync_sends_only_this_drivers_turns_and_each_request_once(tmp_path: Path) -> None:
+    """History (messages older than the session: a fork's copies) is not sent again; a turn that ran wholly
+    while the stream was down (no busy seen) still ends, with its error; a permission the stream
+    already surfaced, listed again, is not reopened."""
+    t = Timeline()
+    first = t.handshake()
+    t.exchange("POST", f"/session/{SID}/prompt_async", 204, None)
+    permission = {"id": "per_1", "sessionID": SID, "permission": "bash", "metadata": {"command": "ls"}}
+    t.event(first, "permission.asked", **permission)
+    t.end(first)
+    t.stream()
+    history = _message("msg_1", EARLIER, _part("an old answer", True, "prt_old", "msg_1"), done=True)
+    failed = _message(MSG, LATER, _part("half", True), done=True)
+    failed["info"]["error"] = {"name": "APIError", "data": {"message": "the model went away"}}
+    t.resync([history, failed], {}, [permission])
+    events = await _one_turn(tmp_path, t)
+    assert text_of(events) == "half"
+    assert len(kinds(events, RequestOpened)) == 1
+    stop = kinds(events, TurnEnded)
+    assert len(stop) == 1 and isinstance(stop[0].stop, Failed) and "went away" in stop[0].stop.message
 
 
 async def test_a_refused_prompt_fails_the_turn(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import json
 import mimetypes
 import secrets
 import socket
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from anyagent import (
     ConfigChoice,
     ConfigOption,
     DiagnosticCode,
+    DiagnosticLevel,
     Failed,
     InvalidConfiguration,
     McpHttp,
@@ -90,6 +92,9 @@ CONNECT_TIMEOUT = 10.0
 
 RECONNECTS = 5
 """Consecutive failed ``/event`` reconnects before the session counts as gone."""
+
+REOPEN_TIMEOUT = 10.0
+"""Seconds one attempt to (re)open ``/event`` may wait for the server's answer (a failure then)."""
 
 ATTACHMENT_LIMIT = 20 * 1024 * 1024
 
@@ -248,6 +253,13 @@ class OpencodeDriver(seam.Driver):
         self._cancelled = False
         self._error: str | None = None
         self._snapshot_only: set[str] = set()
+        self._known: set[str] = set()  # the message ids known when the current turn started
+        # messages older than this (epoch ms) are history, never caught up: a new or forked
+        # session's creation (a fork's copies keep their times), or now for a resumed one
+        # (opencode stamps messages with this machine's clock)
+        created = j.integer(j.obj(session.get("time")).get("created"))
+        resumed = request.options.resume_token is not None
+        self._since = created if created is not None and not resumed else int(time.time() * 1000)
 
     @classmethod
     async def start(
@@ -367,6 +379,9 @@ class OpencodeDriver(seam.Driver):
         elif isinstance(frame, _Resync):
             await self._resync()
             return
+        elif isinstance(frame, _GaveUp):
+            await self._gave_up(frame.reason)
+            return
         await self._apply(self.translator.feed(frame))
 
     async def _apply(self, out: Translation) -> None:
@@ -408,26 +423,62 @@ class OpencodeDriver(seam.Driver):
             await self.loop.send(seam.InfoChanged(self.info))
 
     async def _resync(self) -> None:
-        """After a reconnect: what the gap hid — text and tools (``GET /session/{id}/message``),
-        open permissions and questions, and whether the session went idle meanwhile."""
-        messages = await self.http.request("GET", f"/session/{self.session_id}/message")
-        if messages.ok:
-            for entry in j.arr(messages.body):
-                for part in j.arr(j.obj(entry).get("parts")):
-                    part_id = j.nonempty(j.obj(part).get("id"))
-                    if part_id is not None:
-                        self._snapshot_only.add(part_id)  # its later deltas may repeat what the snapshot holds
-            for event in self.translator.catch_up(j.arr(messages.body)):
-                await self.loop.send(event)
+        """After a reconnect, what the gap hid. opencode's ``/event`` replays nothing (its events
+        carry no SSE id, it reads no ``Last-Event-ID``), but the new stream was subscribed before
+        its headers came: every later event is in it. So: the session's status first (once idle,
+        the messages read next are final for this turn), then the text, tools and finished
+        messages of the turns this driver ran (``GET /session/{id}/message``, and the same for
+        each Task-tool child session), the permissions and questions still open, and the turn's
+        end when it ended meanwhile. opencode stores no text of a part still streaming (it reads
+        empty), so such a part's text comes from its final snapshot: its later deltas are dropped
+        (what the gap hid cannot go before them)."""
+        status = await self.http.request("GET", "/session/status")
+        state = j.text(j.obj(j.obj(status.body).get(self.session_id)).get("type"), "idle") if status.ok else "busy"
+        known, active = set(self.translator.children), self.translator.active_children()
+        recent = await self._catch_up(self.session_id)  # may finish a subagent's tool, or find one
+        for child in [c for c in self.translator.children if c in active or c not in known]:
+            await self._catch_up(child)
         for kind, path in (("permission", "/permission"), ("question", "/question")):
             pending = await self.http.request("GET", path)
             for item in j.arr(pending.body) if pending.ok else []:
-                if j.text(j.obj(item).get("id"), "") not in self.requests:
-                    await self._apply(self.translator.feed({"type": f"{kind}.asked", "properties": item}))
-        status = await self.http.request("GET", "/session/status")
-        state = j.text(j.obj(j.obj(status.body).get(self.session_id)).get("type"), "idle") if status.ok else "busy"
-        if state == "idle" and self._in_turn and (self._busy or self._cancelled or self._error is not None):
+                await self._apply(self.translator.feed({"type": f"{kind}.asked", "properties": item}))
+        if not self._in_turn:
+            return
+        infos = [j.obj(j.obj(m).get("info")) for m in recent]
+        answers = [i for i in infos if i.get("role") == "assistant" and i.get("id") not in self._known]
+        if state == "busy" or answers:
+            self._busy = True  # the turn started while the stream was down
+        if state == "idle" and (self._busy or self._cancelled or self._error is not None):
+            error = j.obj(answers[-1].get("error")) if answers else {}
+            name = j.text(error.get("name"), "")
+            if name and self._error is None and not (self._cancelled and name == "MessageAbortedError"):
+                self._error = j.text(j.obj(error.get("data")).get("message"), "") or name
             await self._end_turn()
+
+    async def _catch_up(self, session: str) -> list[Any]:
+        """Send what ``session`` (ours or a child's) said while the stream was down; its messages
+        newer than the history."""
+        messages = await self.http.request("GET", f"/session/{session}/message")
+        recent = [m for m in j.arr(messages.body) if _created(m) >= self._since] if messages.ok else []
+        for entry in recent:
+            for part in j.arr(j.obj(entry).get("parts")):
+                part_id = j.nonempty(j.obj(part).get("id"))
+                if part_id is not None:
+                    self._snapshot_only.add(part_id)  # its later deltas may repeat what the snapshot holds
+        for event in self.translator.catch_up(recent, session):
+            await self.loop.send(event)
+        return recent
+
+    async def _gave_up(self, reason: str) -> None:
+        """The event stream cannot be reopened: say so, and fail the turn with that reason (the
+        stream's end then ends the session)."""
+        await self.loop.diagnostic(reason, DiagnosticCode.WIRE_FAILED, DiagnosticLevel.ERROR)
+        if self._in_turn:
+            self._error = self._error or reason
+            await self._end_turn()
+
+    def _turn_starts(self) -> None:
+        self._known = self.translator.known_messages()
 
     # -- commands
 
@@ -469,6 +520,7 @@ class OpencodeDriver(seam.Driver):
             await self.subscribed.wait()
         await self.loop.send(seam.TurnAck())
         self._turn, self._in_turn, self._busy, self._cancelled, self._error = command.turn_id, True, False, False, None
+        self._turn_starts()
         slash = self._slash(command.input.content)
         if slash is not None:  # a slash command: its own route, which answers when the turn is over
             self.loop.start_soon(self._command, command.turn_id, *slash)
@@ -612,6 +664,7 @@ class OpencodeDriver(seam.Driver):
             return
         provider, model_id = model.split("/", 1)
         self._turn, self._in_turn, self._busy, self._cancelled, self._error = None, True, False, False, None
+        self._turn_starts()
         self.loop.start_soon(self._summarize, provider, model_id)
 
     async def _summarize(self, provider: str, model_id: str) -> None:
@@ -630,11 +683,20 @@ class _Resync:
     """What ``EventSource`` hands the loop first after a reconnect."""
 
 
+@attrs.frozen
+class _GaveUp:
+    """What ``EventSource`` hands the loop once it cannot reopen the stream (then it ends)."""
+
+    reason: str
+
+
 class EventSource:
     """The loop's frame source: the events of ``/event``, read in the loop's reader task (no
     hand-off between tasks per event). When the stream drops it is reopened (at most
-    ``RECONNECTS`` failures in a row, with back-off) and a ``_Resync`` comes first; it ends
-    (``anyio.EndOfStream``: the loop reports the server's exit) once ``gone()`` or out of retries."""
+    ``RECONNECTS`` failures in a row, with back-off; an attempt the server leaves unanswered
+    fails after ``REOPEN_TIMEOUT``) and a ``_Resync`` comes first. Out of retries, a ``_GaveUp``
+    comes, then the end (``anyio.EndOfStream``: the loop ends the session); it ends at once when
+    ``gone()``."""
 
     def __init__(self, http: HttpWire, gone: Callable[[], bool], loop: toolkit.DriverLoop[object]) -> None:
         self._http = http
@@ -644,25 +706,30 @@ class EventSource:
         self._stream: SseStream | None = None
         self._opened = 0
         self._failures = 0
+        self._problem = "it ended"
+        self._done = False
 
     async def receive(self) -> object:
         while True:
             if self._stream is None:
-                if self._gone():
+                if self._gone() or self._done:
                     raise anyio.EndOfStream
                 if self._failures > RECONNECTS:
-                    await self._loop.diagnostic(
-                        f"opencode's event stream could not be reopened {RECONNECTS} times", DiagnosticCode.WIRE_FAILED
+                    self._done = True
+                    return _GaveUp(
+                        f"opencode's event stream dropped and could not be reopened ({RECONNECTS} tries; "
+                        f"last: {self._problem})"
                     )
-                    raise anyio.EndOfStream
                 if self._failures:
                     await anyio.sleep(min(0.05 * 2**self._failures, 1.0))
                 stack = contextlib.AsyncExitStack()
                 try:
-                    self._stream = await stack.enter_async_context(self._http.events("/event"))
-                except ProtocolFailed:
+                    with anyio.fail_after(REOPEN_TIMEOUT):
+                        self._stream = await stack.enter_async_context(self._http.events("/event"))
+                except (ProtocolFailed, TimeoutError) as exc:
                     await stack.aclose()
                     self._failures += 1
+                    self._problem = str(exc) or f"no answer within {REOPEN_TIMEOUT:g} s"
                     continue
                 self._stack = stack
                 self._opened += 1
@@ -670,9 +737,10 @@ class EventSource:
                     return _Resync()
             try:
                 event = await self._stream.__anext__()
-            except (StopAsyncIteration, ProtocolFailed):
+            except (StopAsyncIteration, ProtocolFailed) as exc:
                 await self.aclose()
                 self._failures += 1
+                self._problem = str(exc) or "the server ended it"
                 continue
             return self._frame(event)
 
@@ -695,6 +763,11 @@ class EventSource:
         if stack is not None:
             with anyio.CancelScope(shield=True):
                 await stack.aclose()
+
+
+def _created(message: object) -> int:
+    """When a ``GET /session/{id}/message`` entry was created (epoch ms; 0 if unknown)."""
+    return j.integer(j.obj(j.obj(j.obj(message).get("info")).get("time")).get("created")) or 0
 
 
 async def _ok(http: HttpWire, method: str, path: str, body: Any = None) -> HttpReply:

@@ -9,7 +9,8 @@ decides what a turn end is (``OpencodeDriver``); the engine decides the rest.
 
 Text arrives as ``message.part.delta`` (``field: "text"``) and/or as whole ``message.part.updated``
 snapshots; the translator remembers how much of each part it has sent, so either way (and a
-resync after a reconnect, ``catch_up``) the text is sent exactly once.
+resync after a reconnect, ``catch_up``) the text is sent exactly once. A permission or question
+is surfaced once, however often opencode lists it.
 """
 
 from __future__ import annotations
@@ -170,6 +171,9 @@ class Translator:
         self._tool_names: dict[str, str] = {}
         self._finished: set[str] = set()
         self._settled: set[str] = set()
+        self._asked: set[str] = set()
+        """Permission and question ids already surfaced (a resync lists them again; a cancel
+        leaves opencode listing them): each is surfaced once."""
         self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
         self.last_tokens: int | None = None
 
@@ -223,9 +227,13 @@ class Translator:
         self._sent[part_id] = self._sent.get(part_id, 0) + len(delta)
         return seam.Content(TextDelta(message_id, delta))
 
-    def catch_up(self, messages: Iterable[object]) -> list[seam.DriverEvent]:
-        """What a reconnect missed: from ``GET /session/{id}/message`` (``[{info, parts}]``), the
-        text not sent yet and the tools whose state changed, in order."""
+    def catch_up(self, messages: Iterable[object], session: str | None = None) -> list[seam.DriverEvent]:
+        """What a reconnect missed: from ``GET /session/{id}/message`` entries (``{info, parts}``;
+        the caller passes only the messages of turns this session ran, never older history) of
+        our session or of a child ``session``, the text not sent yet, the tools whose state
+        changed and the assistant messages that finished meanwhile (``MessageEnded``,
+        ``ContextUsage``), in order; nothing twice."""
+        session = session or self.session_id
         events: list[seam.DriverEvent] = []
         for message in messages:
             entry = j.obj(message)
@@ -236,11 +244,20 @@ class Translator:
                 self._roles[message_id] = role
             if role != "assistant":
                 continue
+            out = Translation()
             for part in j.arr(entry.get("parts")):
-                out = Translation()
-                self._part(j.obj(part), out, self.session_id)
-                events.extend(out.events)
+                self._part(j.obj(part), out, session)
+            _message_updated(self, {"info": info, "sessionID": session}, out, {})
+            events.extend(out.events)
         return events
+
+    def active_children(self) -> set[str]:
+        """The child sessions whose Task tool has not finished (or is not linked yet)."""
+        return {child for child, call in self.children.items() if call is None or call not in self._finished}
+
+    def known_messages(self) -> set[str]:
+        """The ids of the messages seen so far (by event or by ``catch_up``)."""
+        return set(self._roles)
 
     # -- helpers
 
@@ -480,6 +497,9 @@ def _permission_asked(t: Translator, props: dict[str, Any], out: Translation, fr
     if wire_id is None:
         out.events.append(_diagnostic("opencode asked a permission without an id", frame, bad=True))
         return
+    if wire_id in t._asked:
+        return
+    t._asked.add(wire_id)
     tool_ref = j.obj(props.get("tool"))
     call = _s(tool_ref.get("callID")) or wire_id
     permission = _s(props.get("permission"), "tool")
@@ -518,6 +538,9 @@ def _question_asked(t: Translator, props: dict[str, Any], out: Translation, fram
     if wire_id is None or not questions:
         out.events.append(_diagnostic("opencode asked a question without an id or questions", frame, bad=True))
         return
+    if wire_id in t._asked:
+        return
+    t._asked.add(wire_id)
     out.events.append(seam.Content(RequestOpened(QuestionRequest(wire_id, questions)), parent))
     out.asked = Asked("question", wire_id, session)
 
