@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import struct
+import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -98,7 +99,10 @@ async def test_resume_in_a_new_server_and_fork(live_agent: Callable[..., LiveAge
             token = session.info().resume_token
             await session.prompt("remember the word kumquat")
             assert isinstance((await EventReader(events, timeout=WAIT).turn())[-1].kind.stop, Completed)
-        assert token is not None and token.startswith("ses_")
+            closing = time.monotonic()
+        closed_in = time.monotonic() - closing  # opencode ignores stdin EOF: SIGTERM at once, not after 2 s
+        assert closed_in < 1.5, f"close took {closed_in:.2f} s"
+        assert token is not None and token.startswith("ses_")  # and the session outlived the SIGTERM:
 
         resumed, events = await runtime.open(installation, SessionOptions.in_dir(agent.workspace).resume(token))
         async with resumed:

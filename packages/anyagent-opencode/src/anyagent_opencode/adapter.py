@@ -200,7 +200,7 @@ class OpencodeAdapter(seam.Adapter):
                 async with HttpWire(found[1], auth=(USERNAME, secret)) as http:
                     reply = await http.request("GET", "/config/providers")
             finally:
-                await process.aclose(0.5)
+                await process.aclose(0.5, eof_grace=0.0)
         if not reply.ok:
             return AuthUnknown()
         models, _ = read_models(reply.body)
@@ -242,7 +242,12 @@ class OpencodeDriver(seam.Driver):
         self.info = self._info()
         self.requests: toolkit.RequestBook[tuple[str, str]] = toolkit.RequestBook(self._decline)
         self.loop: toolkit.DriverLoop[object] = toolkit.DriverLoop(
-            self._on_frame, self._on_command, recorder=launch.recorder, cleanup=self._cleanup, name="opencode"
+            self._on_frame,
+            self._on_command,
+            recorder=launch.recorder,
+            cleanup=self._cleanup,
+            eof_grace=0.0,  # opencode's server ignores stdin EOF: SIGTERM at once (it exits in ~50 ms)
+            name="opencode",
         )
         self.events = EventSource(http, self._gone, self.loop)
         self.loop.attach(process, self.events)
