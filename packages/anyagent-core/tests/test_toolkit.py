@@ -169,6 +169,20 @@ def test_the_listening_wait_is_woken_by_the_output_not_by_a_clock(tmp_path: Path
     assert now == 0.0
 
 
+async def test_a_listening_line_cut_between_two_chunks_is_read_whole(tmp_path: Path) -> None:
+    script = (
+        "import sys,time; sys.stdout.write('listening on http://127.0.0.1:42'); sys.stdout.flush(); time.sleep(0.5);"
+        " sys.stdout.write('42\\n'); sys.stdout.flush(); time.sleep(60)"
+    )
+    process = await spawn([sys.executable, "-c", script], cwd=tmp_path, drain_stdout=True)
+    try:
+        with anyio.fail_after(10):
+            found = await toolkit.wait_for_listening(process, r"listening on (http://127\.0\.0\.1:\d+)")
+        assert found[1] == "http://127.0.0.1:4242", "the port was read from half a line"
+    finally:
+        await process.aclose(grace=0.2)
+
+
 async def test_waiting_for_a_line_reads_the_last_output_of_an_exited_agent(tmp_path: Path) -> None:
     printed = await spawn([sys.executable, "-c", "print('ready at 7', flush=True)"], cwd=tmp_path, drain_stdout=True)
     with anyio.fail_after(10):

@@ -87,6 +87,11 @@ class _Tail:
         with self._lock:
             self._listeners = tuple(known for known in self._listeners if known is not listener)
 
+    def lines(self) -> list[str]:
+        """The finished lines of the tail (not the one still being written)."""
+        with self._lock:
+            return list(self._lines)
+
     def text(self) -> str:
         """The tail as text (lines joined by newlines, the unfinished line last)."""
         with self._lock:

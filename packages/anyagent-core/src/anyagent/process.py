@@ -341,9 +341,11 @@ class AgentProcess:
         await _wait_exit(self._child)
 
     async def wait_for_line(self, pattern: re.Pattern[str], *, stderr: bool = False) -> re.Match[str] | None:
-        """Wait until a line of the stdout tail (``stderr``: of the stderr tail) matches ``pattern``
-        and return the match (the line still being written counts too); None once the agent has
-        exited without printing one (its last output read first). Woken by the output and by the
+        """Wait until a finished line of the stdout tail (``stderr``: of the stderr tail) matches
+        ``pattern`` and return the match (a line still being written is not matched, so a port
+        cut between two chunks is never read short; once the agent exited, its unfinished last
+        line counts); None once the agent has exited without printing one (its last output read
+        first). Woken by the output and by the
         exit, never by a timer: the match returns the moment its chunk is drained. Bound it with
         a timeout (``toolkit.wait_for_listening`` does)."""
         tail = self._tails.get("stderr" if stderr else "stdout")
@@ -366,7 +368,7 @@ class AgentProcess:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(poke_at_exit)
-                while (found := _search(pattern, tail.text())) is None and not self._child.poll_exit():
+                while (found := _search(pattern, tail.lines())) is None and not self._child.poll_exit():
                     await anyio.wait_readable(ours)
                     with contextlib.suppress(OSError):
                         ours.recv(4096)
@@ -377,7 +379,7 @@ class AgentProcess:
             theirs.close()
         if found is None:  # it exited: what it printed last may still have been in the pipe
             await self._join_drain(stop=False)
-            found = _search(pattern, tail.text())
+            found = _search(pattern, tail.text().splitlines())
         return found
 
     async def exit_error(self, wait: float = 1.0) -> AgentError:
@@ -503,9 +505,9 @@ async def spawn(
     return proc
 
 
-def _search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """The first line of ``text`` that ``pattern`` matches."""
-    for line in text.splitlines():
+def _search(pattern: re.Pattern[str], lines: Sequence[str]) -> re.Match[str] | None:
+    """The first of ``lines`` that ``pattern`` matches."""
+    for line in lines:
         found = pattern.search(line)
         if found is not None:
             return found
