@@ -615,6 +615,35 @@ async def subagent_outlives_the_turn(h: Harness) -> None:
         assert len(kinds(reader.seen, TurnEnded)) == 3
 
 
+@scenario
+async def cancel_a_subagent_speaking_alone(h: Harness) -> None:
+    """Cancelling the turn the engine runs for a subagent that outlived its parent's turn stops
+    that subagent (codex interrupts its thread) and ends the turn Cancelled."""
+    if h.fake is not None:  # the parent does not wait; the child streams for about 3 s
+        h.fake.responder = _asked("SPAWN", Reply.tool("spawn_agent", message="SLOW 12"))
+    async with opened(h) as (session, reader):
+        await session.prompt("SPAWN and do not wait")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        spawn = next(u.tool for u in kinds(turn, ToolUpdated) if u.tool.title == "spawnAgent")
+        started = await reader.kind(TurnStarted)
+        assert isinstance(started.origin, AgentOrigin)
+        await reader.match(lambda e: bool(text_of([e], spawn.id)))  # the child is speaking
+        await session.cancel()
+        later = await reader.turn()
+        assert isinstance(_ended(later).stop, Cancelled)
+        assert "slow11" not in text_of(reader.seen, spawn.id), "the subagent streamed to its end"
+        await session.prompt("after the cancel")
+        mine = await reader.turn()
+        assert isinstance(_ended(mine).stop, Completed) and text_of(mine) == ECHO + "after the cancel"
+        try:  # its last chunk never comes, not even after the time it would have needed
+            await reader.match(lambda e: "slow11" in text_of([e], spawn.id), timeout=3 if h.fake else 0.3)
+        except TimeoutError:
+            pass
+        else:
+            pytest.fail("the subagent streamed on after the cancel")
+
+
 PROPOSAL = (
     "Here is my plan.\n<proposed_plan>\n# Tidy the garage\n- Sort items\n- Throw out trash\n</proposed_plan>\nDone."
 )

@@ -686,12 +686,13 @@ class CodexDriver(seam.Driver):
         for request_id in self._requests.find(lambda entry: True):
             self._requests.take(request_id)  # codex settles its own approvals when the turn stops
         turn = self._turn
-        if turn is None:
-            return
-        turn.cancel_requested = True
-        await self._interrupt(turn)
+        if turn is not None:
+            turn.cancel_requested = True
+            await self._interrupt(turn)
+        # and the subagents: codex lets them run on when their parent stops, and the turn being
+        # cancelled may be the one the engine runs for a subagent that outlived its parent's turn
         for thread, child in self._children.items():
-            if child.wire_turn is not None:  # codex lets a subagent run on when its parent stops
+            if child.wire_turn is not None:
                 await self._request("turn/interrupt", {"threadId": thread, "turnId": child.wire_turn}, _ignored)
 
     async def _interrupt(self, turn: _Turn) -> None:
