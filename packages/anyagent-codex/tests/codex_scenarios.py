@@ -52,6 +52,7 @@ from anyagent import (
     TextDelta,
     ToolKind,
     ToolStatus,
+    ToolUpdate,
     ToolUpdated,
     TurnEnded,
     TurnStarted,
@@ -595,15 +596,21 @@ async def subagent_v2_spawn(h: Harness) -> None:
         assert len(kinds(reader.seen, TurnEnded)) == 1
 
 
+async def _spawn_without_waiting(h: Harness, session: Session, reader: EventReader, chunks: int) -> ToolUpdate:
+    """The parent spawns a child that streams ``chunks`` pieces and ends its turn without waiting
+    for it; the spawn call."""
+    if h.fake is not None:
+        h.fake.responder = _asked("SPAWN", Reply.tool("spawn_agent", message=f"SLOW {chunks}"))
+    await session.prompt("SPAWN and do not wait")
+    turn = await reader.turn()
+    assert isinstance(_ended(turn).stop, Completed)
+    return next(u.tool for u in kinds(turn, ToolUpdated) if u.tool.title == "spawnAgent")
+
+
 @scenario
 async def subagent_outlives_the_turn(h: Harness) -> None:
-    if h.fake is not None:  # the parent does not wait; the child streams for about 2 s
-        h.fake.responder = _asked("SPAWN", Reply.tool("spawn_agent", message="SLOW 8"))
     async with opened(h) as (session, reader):
-        await session.prompt("SPAWN and do not wait")
-        turn = await reader.turn()
-        assert isinstance(_ended(turn).stop, Completed)
-        spawn = next(u.tool for u in kinds(turn, ToolUpdated) if u.tool.title == "spawnAgent")
+        spawn = await _spawn_without_waiting(h, session, reader, chunks=8)  # the child streams ~2 s
         later = await reader.turn()  # the child speaks alone: the engine runs it as the agent's turn
         [started] = kinds(later, TurnStarted)
         assert isinstance(started.origin, AgentOrigin)
@@ -619,13 +626,8 @@ async def subagent_outlives_the_turn(h: Harness) -> None:
 async def cancel_a_subagent_speaking_alone(h: Harness) -> None:
     """Cancelling the turn the engine runs for a subagent that outlived its parent's turn stops
     that subagent (codex interrupts its thread) and ends the turn Cancelled."""
-    if h.fake is not None:  # the parent does not wait; the child streams for about 3 s
-        h.fake.responder = _asked("SPAWN", Reply.tool("spawn_agent", message="SLOW 12"))
     async with opened(h) as (session, reader):
-        await session.prompt("SPAWN and do not wait")
-        turn = await reader.turn()
-        assert isinstance(_ended(turn).stop, Completed)
-        spawn = next(u.tool for u in kinds(turn, ToolUpdated) if u.tool.title == "spawnAgent")
+        spawn = await _spawn_without_waiting(h, session, reader, chunks=12)  # the child streams ~3 s
         started = await reader.kind(TurnStarted)
         assert isinstance(started.origin, AgentOrigin)
         await reader.match(lambda e: bool(text_of([e], spawn.id)))  # the child is speaking
