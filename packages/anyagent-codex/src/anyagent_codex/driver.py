@@ -340,6 +340,11 @@ class CodexDriver(seam.Driver):
             child = self._children[thread] = _Child(self._spawning[0])
         return child
 
+    def _requester(self, params: dict[str, Any]) -> _Child | None:
+        """The subagent a server request comes from (its ``threadId``), None for our own thread."""
+        thread = j.nonempty(params.get("threadId"))
+        return self._child(thread) if thread is not None and thread != self._thread_id else None
+
     async def _child_notification(self, thread: str, note: Notification) -> None:
         """A subagent's frame: its content under its spawn call, its turn end consumed by the engine."""
         child = self._child(thread)
@@ -475,8 +480,7 @@ class CodexDriver(seam.Driver):
             await self._loop.diagnostic(message, DiagnosticCode.UNSUPPORTED, DiagnosticLevel.INFO, params)
             return
         name = j.text(meta.get("tool_name"), "")
-        thread = j.nonempty(params.get("threadId"))
-        child = self._child(thread) if thread is not None and thread != self._thread_id else None
+        child = self._requester(params)
         tool = (child.translator if child is not None else self._translator).running_mcp_call(server, name)
         if tool is None:
             arguments = meta.get("tool_params")
@@ -496,8 +500,7 @@ class CodexDriver(seam.Driver):
 
     async def _on_request(self, request: IncomingRequest) -> None:
         params = j.obj(request.params)
-        thread = j.nonempty(params.get("threadId"))
-        child = self._child(thread) if thread is not None and thread != self._thread_id else None
+        child = self._requester(params)
         if request.method == "item/tool/requestUserInput":
             await self._open_question(request, params, child)
             return
@@ -693,17 +696,18 @@ class CodexDriver(seam.Driver):
         # cancelled may be the one the engine runs for a subagent that outlived its parent's turn
         for thread, child in self._children.items():
             if child.wire_turn is not None:
-                await self._request("turn/interrupt", {"threadId": thread, "turnId": child.wire_turn}, _ignored)
+                await self._send_interrupt(thread, child.wire_turn)
 
     async def _interrupt(self, turn: _Turn) -> None:
         if turn.interrupt_sent or turn.wire_id is None:
             return  # sent once codex names the turn (``_adopt_turn_id``)
         turn.interrupt_sent = True
+        await self._send_interrupt(self._thread_id, turn.wire_id)
 
-        async def interrupted(response: Response) -> None:
-            return None  # "no active turn": it already ended; its turn/completed says how
-
-        await self._request("turn/interrupt", {"threadId": self._thread_id, "turnId": turn.wire_id}, interrupted)
+    async def _send_interrupt(self, thread: str, wire_turn: str) -> None:
+        """``turn/interrupt``; its answer says nothing to act on ("no active turn": it already
+        ended): the turn's own ``turn/completed`` says how it stopped."""
+        await self._request("turn/interrupt", {"threadId": thread, "turnId": wire_turn}, _ignored)
 
     async def _answer(self, command: seam.AnswerRequest) -> None:
         entry = self._requests.take(command.request_id)
@@ -768,7 +772,7 @@ class CodexDriver(seam.Driver):
 
 
 async def _ignored(response: Response) -> None:
-    """A reply with nothing to act on (an interrupt's: the turn's own end says how it stopped)."""
+    """A reply with nothing to act on."""
 
 
 def _approval_reply(entry: _Approval, decision: Any) -> dict[str, Any]:
