@@ -318,3 +318,58 @@ def test_chat_with_piped_input_finishes_the_turns_it_was_given(tmp_path: Path) -
     assert result.returncode == 0, result.stdout + result.stderr
     assert "hello from the mock" in result.stdout and "second reply" in result.stdout
     assert result.stdout.count("— turn done") == 2
+
+
+HELLO_PLUGIN = """
+import anyagent
+
+async def hello(context):
+    agents = sorted(context.runtime.registry().profiles)
+    mock = context.args.mock is not None
+    context.out.line(f"hello {context.args.name}; agents: {','.join(agents) or '-'}; mock={mock}")
+    return int(context.args.status)
+
+def arguments(parser):
+    parser.add_argument("--name", default="world")
+    parser.add_argument("--status", default="0")
+
+async def clash(context):
+    raise AssertionError("a plugin command named like a built-in must never run")
+
+@anyagent.hookimpl
+def anyagent_commands(register):
+    register.command(anyagent.CliCommand(name="hello", help="say hello", run=hello, arguments=arguments))
+    register.command(anyagent.CliCommand(name="run", help="clashes with the built-in", run=clash))
+"""
+
+
+def test_a_plugin_adds_a_subcommand_through_the_commands_hook(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    info = site / "helloplug-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "helloplug.py").write_text(HELLO_PLUGIN)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: helloplug\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[anyagent]\nhelloplug = helloplug\n")
+    env = {**os.environ, "NO_COLOR": "1", "ANYAGENT_NO_LOGIN_SHELL": "1", "PYTHONPATH": str(site)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "anyagent.cli", *args], capture_output=True, text=True, env=env, timeout=30
+        )
+
+    listed = run("--help")
+    assert "hello" in listed.stdout and "say hello" in listed.stdout
+    said = run("hello", "--name", "there", "--status", "3")
+    assert said.returncode == 3, said.stderr
+    assert "hello there; agents: " in said.stdout and "mock=False" in said.stdout
+    script = write_script(tmp_path, [])
+    mocked = run("--mock", str(script), "hello")  # the global flags reach the command: its runtime is the mock's
+    assert mocked.returncode == 0, mocked.stderr
+    assert "hello world; agents: mock; mock=True" in mocked.stdout
+    # the built-in keeps its name: `run` still wants AGENT PROMPT, and the clash is said once
+    builtin = run("run")
+    assert builtin.returncode == 2 and "AGENT" in builtin.stderr
+    assert builtin.stderr.count("'run' is a built-in command's name") == 1
+    plugins = run("plugins", "--json")
+    entry = next(p for p in json.loads(plugins.stdout) if p["name"] == "helloplug")
+    assert entry["commands"] == ["hello", "run"]

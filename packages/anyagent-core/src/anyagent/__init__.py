@@ -51,7 +51,7 @@ from ._options import (
     RollbackScope,
     SessionOptions,
 )
-from ._registry import DemoAgent, PluginInfo, PluginWarning, Register
+from ._registry import CliCommand, CommandContext, DemoAgent, PluginInfo, PluginWarning, Register
 from ._runtime import Runtime
 from ._types import (
     JSON,
@@ -165,6 +165,8 @@ __all__ = [
     "Capabilities",
     "Capability",
     "ChoicesAnswer",
+    "CliCommand",
+    "CommandContext",
     "Completed",
     "CompletionSource",
     "ConfigChoice",

@@ -31,13 +31,13 @@ import pluggy
 
 from . import hookspecs
 from ._errors import InvalidConfiguration
-from ._registry import DemoAgent, PluginInfo, PluginWarning, Register, Registry
+from ._registry import CliCommand, DemoAgent, PluginInfo, PluginWarning, Register, Registry
 
-__all__ = ["DemoAgent", "PluginInfo", "PluginWarning", "Register", "Registry", "load_registry"]
+__all__ = ["CliCommand", "DemoAgent", "PluginInfo", "PluginWarning", "Register", "Registry", "load_registry"]
 
 LOAD_ENV = "ANYAGENT_LOAD_PLUGINS"
 DISABLE_ENV = "ANYAGENT_DISABLE_PLUGINS"
-_HOOKS = ("anyagent_adapters", "anyagent_agents", "anyagent_demos")
+_HOOKS = ("anyagent_adapters", "anyagent_agents", "anyagent_demos", "anyagent_commands")
 
 
 def _names(value: str) -> set[str]:
@@ -185,6 +185,7 @@ def load_registry(plugins: Sequence[object] | None = None, builtins: Sequence[ob
             "anyagent_adapters": register.adapter,
             "anyagent_agents": register.profile,
             "anyagent_demos": register.demo,
+            "anyagent_commands": register.command,
         }
         for hook_name in _HOOKS:
             impls = [impl for impl in getattr(pm.hook, hook_name).get_hookimpls() if impl.plugin is plugin]
@@ -193,7 +194,7 @@ def load_registry(plugins: Sequence[object] | None = None, builtins: Sequence[ob
         if name in explicit and name not in registry._offered:
             problems = "; ".join(d.message for d in registry.diagnostics[mark:])
             raise InvalidConfiguration(
-                f"plugin {name!r} registered nothing (no adapter, agent profile or demo)"
+                f"plugin {name!r} registered nothing (no adapter, agent profile, demo or command)"
                 + (f": {problems}" if problems else "")
             )
         if version is None and dist is not None:

@@ -8,7 +8,7 @@ is a chain, not a cycle.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,9 +18,13 @@ from ._installation import AgentInstallation, AgentProfile
 from ._values import DiagnosticInfo, DiagnosticLevel
 
 if TYPE_CHECKING:
+    import argparse
+
+    from ._render import Renderer
+    from ._runtime import Runtime
     from .seam import Adapter, AdapterFactory
 
-__all__ = ["DemoAgent", "PluginInfo", "PluginWarning", "Register", "Registry"]
+__all__ = ["CliCommand", "CommandContext", "DemoAgent", "PluginInfo", "PluginWarning", "Register", "Registry"]
 
 
 class PluginWarning(UserWarning):
@@ -37,6 +41,42 @@ class PluginInfo:
     wires: tuple[str, ...] = ()
     profiles: tuple[str, ...] = ()
     demos: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class CommandContext:
+    """What a plugin's subcommand receives when it runs.
+
+    ``runtime`` is the ``Runtime`` the command line asked for (every installed plugin, or the
+    scripted mock with ``anyagent --mock SCRIPT``), already entered; ``args`` the parsed command
+    line (the command's own arguments and the global ones: ``no_color``, ``mock``); ``out`` the
+    renderer the built-in commands print with (``out.line(text)``, ``out.dim/bold/red/green/
+    yellow(text)``; colour only on a terminal).
+    """
+
+    runtime: Runtime
+    args: argparse.Namespace
+    out: Renderer
+
+
+@attrs.frozen
+class CliCommand:
+    """A subcommand a plugin adds to the ``anyagent`` command (``anyagent NAME ...``).
+
+    ``arguments(parser)`` adds the command's arguments to its ``argparse`` subparser (called when
+    the command line is parsed, so keep imports there cheap); ``run(context)`` runs it and returns
+    the exit status (0 success, 2 bad usage; see ``anyagent.cli``). ``help`` is the one-line summary
+    ``anyagent --help`` lists; ``description`` the longer text of ``anyagent NAME --help``.
+    A name the core already uses (``run``, ``chat``, ...) or one registered before is refused with a
+    warning; the first registration is kept.
+    """
+
+    name: str
+    help: str
+    run: Callable[[CommandContext], Awaitable[int]]
+    arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    description: str | None = None
 
 
 @attrs.frozen
@@ -61,7 +101,7 @@ class DemoAgent:
 
 class Register:
     """The typed registry a hook receives: ``register.adapter(cls)``, ``register.profile(p)``,
-    ``register.demo(d)``."""
+    ``register.demo(d)``, ``register.command(c)``."""
 
     def __init__(self, registry: Registry, plugin: str) -> None:
         self._registry = registry
@@ -88,6 +128,14 @@ class Register:
             raise TypeError(f"expected a DemoAgent, got {type(demo).__name__}")
         self._registry._add_demo(self._plugin, demo)
 
+    def command(self, command: CliCommand) -> None:
+        """Register a subcommand of the ``anyagent`` command."""
+        if not isinstance(command, CliCommand):
+            raise TypeError(f"expected a CliCommand, got {type(command).__name__}")
+        if not command.name or not command.name.replace("-", "").replace("_", "").isalnum():
+            raise TypeError(f"command name {command.name!r} is not a word")
+        self._registry._add_command(self._plugin, command)
+
 
 @attrs.define
 class Registry:
@@ -97,12 +145,14 @@ class Registry:
     adapters: dict[str, AdapterFactory] = attrs.Factory(dict)
     profiles: dict[str, AgentProfile] = attrs.Factory(dict)
     demos: dict[str, DemoAgent] = attrs.Factory(dict)
+    commands: dict[str, CliCommand] = attrs.Factory(dict)
     plugins: list[PluginInfo] = attrs.Factory(list)
     diagnostics: list[DiagnosticInfo] = attrs.Factory(list)
     explicit: dict[str, object] = attrs.Factory(dict)
     _wires_by: dict[str, list[str]] = attrs.Factory(dict)
     _profiles_by: dict[str, list[str]] = attrs.Factory(dict)
     _demos_by: dict[str, list[str]] = attrs.Factory(dict)
+    _commands_by: dict[str, list[str]] = attrs.Factory(dict)
     _offered: set[str] = attrs.Factory(set)
 
     def _add_adapter(self, plugin: str, wire: str, factory: AdapterFactory) -> None:
@@ -132,6 +182,15 @@ class Registry:
         self.demos[demo.name] = demo
         self._demos_by.setdefault(plugin, []).append(demo.name)
 
+    def _add_command(self, plugin: str, command: CliCommand) -> None:
+        self._offered.add(plugin)
+        if command.name in self.commands:
+            if self.commands[command.name] != command:
+                self.warn(f"plugin {plugin!r} registered command {command.name!r} again; the first is kept")
+            return
+        self.commands[command.name] = command
+        self._commands_by.setdefault(plugin, []).append(command.name)
+
     def warn(self, message: str) -> None:
         """Record a plugin problem as a warning and a diagnostic."""
         warnings.warn(message, PluginWarning, stacklevel=3)
@@ -145,4 +204,5 @@ class Registry:
             wires=tuple(self._wires_by.get(name, ())),
             profiles=tuple(self._profiles_by.get(name, ())),
             demos=tuple(self._demos_by.get(name, ())),
+            commands=tuple(self._commands_by.get(name, ())),
         )

@@ -1,10 +1,14 @@
-"""The ``anyagent`` command: discover, probe, run, chat, demo, plugins.
+"""The ``anyagent`` command: discover, probe, run, chat, demo, plugins, and plugins' own subcommands.
 
 Built on stdlib ``argparse``: the command has six subcommands with a handful of flags each, so a
 CLI framework would add a dependency (and import time) to every install of the core for no gain.
 
 Exit status of ``run``: 0 completed, 1 failed or refused, 2 bad usage, 3 agent not installed,
 4 login required, 5 other agent error, 130 cancelled.
+
+Plugins add subcommands through the ``anyagent_commands`` hook (``anyagent.CliCommand``): the
+command line is parsed after every installed plugin registered its commands, and a command's
+``run`` gets an ``anyagent.CommandContext`` (the runtime, the parsed arguments, the renderer).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from ._engine import Session
 from ._errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled
 from ._installation import AgentInstallation, DiscoveryReport
 from ._options import SessionOptions
-from ._registry import PluginWarning
+from ._registry import CliCommand, CommandContext, PluginWarning
 from ._render import Renderer
 from ._runtime import Runtime
 from ._terminal import (
@@ -144,6 +148,7 @@ async def cmd_plugins(runtime: Runtime, args: argparse.Namespace, out: Renderer)
                         "wires": list(p.wires),
                         "profiles": list(p.profiles),
                         "demos": list(p.demos),
+                        "commands": list(p.commands),
                     }
                     for p in plugins
                 ],
@@ -155,7 +160,9 @@ async def cmd_plugins(runtime: Runtime, args: argparse.Namespace, out: Renderer)
         dist = f"{plugin.distribution} {plugin.version or ''}".strip() if plugin.distribution else "?"
         out.line(f"{out.bold(plugin.name)}  {out.dim(dist)}")
         demos = f"   demos: {', '.join(plugin.demos)}" if plugin.demos else ""
-        out.line(f"    wires: {', '.join(plugin.wires) or '-'}   agents: {', '.join(plugin.profiles) or '-'}{demos}")
+        commands = f"   commands: {', '.join(plugin.commands)}" if plugin.commands else ""
+        agents = ", ".join(plugin.profiles) or "-"
+        out.line(f"    wires: {', '.join(plugin.wires) or '-'}   agents: {agents}{demos}{commands}")
     for diagnostic in runtime.registry().diagnostics:
         out.line(out.yellow(f"! {diagnostic.message}"))
     return EXIT_OK
@@ -450,7 +457,8 @@ async def cmd_demo(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
 # ---------------------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[CliCommand] = ()) -> argparse.ArgumentParser:
+    """The command line: the built-in subcommands, then ``commands`` (plugins' own) whose names are free."""
     parser = argparse.ArgumentParser(
         prog="anyagent", description="One interface to every coding agent on this machine."
     )
@@ -506,7 +514,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plugins", help="installed plugins, their wires and agents")
     p.add_argument("--json", action="store_true")
+    for command in commands:
+        if command.name in COMMANDS:
+            print(f"! a plugin's command {command.name!r} is a built-in command's name; it is ignored", file=sys.stderr)
+            continue
+        p = sub.add_parser(command.name, help=command.help, description=command.description or command.help)
+        p.set_defaults(plugin_command=command)
+        if command.arguments is not None:
+            try:
+                command.arguments(p)
+            except Exception as exc:
+                print(f"! command {command.name!r} failed to add its arguments: {exc!r}", file=sys.stderr)
     return parser
+
+
+def plugin_commands() -> list[CliCommand]:
+    """The subcommands the installed plugins register (entry points, as ``Runtime()`` loads them)."""
+    from ._plugins import load_registry
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PluginWarning)  # a broken plugin is reported by the runtime's diagnostics
+        registry = load_registry()
+    return list(registry.commands.values())
 
 
 COMMANDS = {
@@ -522,7 +551,8 @@ COMMANDS = {
 
 async def _main(args: argparse.Namespace) -> int:
     out = Renderer(color=False if args.no_color else None)
-    handler = COMMANDS[args.command]
+    plugin_command: CliCommand | None = getattr(args, "plugin_command", None)
+    handler = COMMANDS.get(args.command)
     if args.mock:
         from .mock import Script
 
@@ -538,6 +568,9 @@ async def _main(args: argparse.Namespace) -> int:
             for diagnostic in runtime.registry().diagnostics:
                 print(out.yellow(f"! {diagnostic.message}"), file=sys.stderr, flush=True)
         try:
+            if plugin_command is not None:
+                return await plugin_command.run(CommandContext(runtime=runtime, args=args, out=out))
+            assert handler is not None
             return await handler(runtime, args, out)
         except UsageError as exc:
             out.line(out.red(f"error: {exc}"))
@@ -566,9 +599,9 @@ def error_status(exc: AgentError) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``anyagent`` console script; returns the exit status."""
-    args = build_parser().parse_args(argv)
     # plugin problems are printed once, as "! ..." lines, not also as Python warnings
     warnings.simplefilter("ignore", PluginWarning)
+    args = build_parser(plugin_commands()).parse_args(argv)
     try:
         status = anyio.run(_main, args)
     except KeyboardInterrupt:

@@ -71,3 +71,26 @@ def anyagent_demos(register: Register) -> Iterable[Any] | None:
     installed and no account. ``anyagent demo`` runs the first one registered (or the one named);
     without any it plays core's in-process mock.
     """
+
+
+@hookspec
+def anyagent_commands(register: Register) -> Iterable[Any] | None:
+    """Add subcommands to the ``anyagent`` command: call ``register.command(CliCommand(...))`` or return a list.
+
+    ::
+
+        @anyagent.hookimpl
+        def anyagent_commands(register):
+            register.command(anyagent.CliCommand(name="hello", help="say hello", run=hello, arguments=args))
+
+        def args(parser):                       # an argparse subparser of `anyagent hello`
+            parser.add_argument("--name", default="world")
+
+        async def hello(context):               # an anyagent.CommandContext: runtime, args, out
+            context.out.line(f"hello {context.args.name}")
+            return 0                            # the exit status
+
+    The command line is parsed once every installed plugin has registered its commands, so a
+    command's module is imported with its plugin: keep heavy imports inside ``run``. A name the
+    core uses or another plugin took first is refused with a warning.
+    """
