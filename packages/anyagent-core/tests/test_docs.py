@@ -22,6 +22,8 @@ BLOCK = re.compile(r"(?:<!--\s*docs-agent:\s*(?P<agent>\w+)\s*-->\s*\n)?```pytho
 
 PREAMBLE = textwrap.dedent(
     """
+    from datetime import datetime, timezone
+
     import anyagent
     from anyagent import Capability, ContextUsage, Runtime, ToolStatus
     from anyagent.mock import MockAdapter, Script, Step, completed, permission, select_option, text, tool
@@ -34,7 +36,12 @@ PREAMBLE = textwrap.dedent(
             steps += [Step.emit(permission("r1")), Step.await_answer(), Step.emit(tool("t1", ToolStatus.COMPLETED))]
         return steps + [Step.emit(ContextUsage(1200, 200000, 0.001)), Step.end(completed())]
 
-    _SCRIPT = Script(options=(select_option("model", ["sonnet", "opus"]),), capabilities=(Capability.RESUME,))
+    _KEPT = anyagent.HistoryEntry(
+        "claude", "kept-1", "fix the flaky test", "/work/repo", updated_at=datetime(2026, 11, 30, tzinfo=timezone.utc)
+    )
+    _SCRIPT = Script(
+        options=(select_option("model", ["sonnet", "opus"]),), capabilities=(Capability.RESUME,), history=(_KEPT,)
+    )
     for _ in range(20):
         _SCRIPT = _SCRIPT.turn(_turn())
 

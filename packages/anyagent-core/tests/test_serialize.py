@@ -56,6 +56,7 @@ from anyagent import (
     EventKind,
     Failed,
     FileDiff,
+    HistoryEntry,
     Input,
     InstallationSource,
     InvalidRequest,
@@ -346,6 +347,19 @@ def other_values() -> dict[str, tuple[Any, Any]]:
         "PlanUsage/empty": (PlanUsage(), PlanUsage),
         "PlanUsageEntry/usage": (PlanUsageEntry(claude_installation(), plan_usage()), PlanUsageEntry),
         "PlanUsageEntry/error": (PlanUsageEntry(claude_installation(), error="not logged in"), PlanUsageEntry),
+        "HistoryEntry": (
+            HistoryEntry(
+                "claude",
+                "8f14e45f-ceea-4672-9a6c-4c3b9bd5f0a1",
+                "fix the flaky test",
+                "/work/repo",
+                datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc),
+                datetime(2026, 11, 30, 9, 42, 5, 250000, tzinfo=timezone.utc),
+                14,
+            ),
+            HistoryEntry,
+        ),
+        "HistoryEntry/minimal": (HistoryEntry("codex", "thr_1"), HistoryEntry),
         "Delivery/started": (Delivery("p-1", Started("t-1")), Delivery),
         "Delivery/steered": (Delivery("p-2", Steered("t-1")), Delivery),
         "Delivery/queued": (Delivery("p-3", Queued(0)), Delivery),
@@ -787,7 +801,14 @@ def test_the_schema_has_a_definition_for_every_public_value_class_and_enum() -> 
     public = [getattr(anyagent, name) for name in anyagent.__all__]
     classes = {value.__name__ for value in public if attrs.has(value) if isinstance(value, type)}
     enums = {value.__name__ for value in public if isinstance(value, type) and issubclass(value, enum.Enum)}
-    expected = (classes | enums) - {"PluginInfo", "Register", "PluginWarning", "DemoAgent"}  # plugin-side, not data
+    expected = (classes | enums) - {
+        "PluginInfo",
+        "Register",
+        "PluginWarning",
+        "DemoAgent",
+        "CliCommand",
+        "CommandContext",
+    }  # plugin-side, not data
     assert expected - set(defs) == set()
     for union in ("EventKind", "StopReason", "Request", "AuthStatus", "LoginMethod", "ConfigKind", "DeliveryKind"):
         assert "oneOf" in defs[union], union

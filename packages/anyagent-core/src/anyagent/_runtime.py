@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from datetime import datetime, timezone
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +33,9 @@ from ._types import (
     Answer,
     AuthStatus,
     Capability,
+    DiagnosticInfo,
     Failed,
+    HistoryEntry,
     PermissionChoice,
     PermissionRequest,
     PlanUsage,
@@ -359,6 +363,48 @@ class Runtime:
         with anyio.fail_after(seam.HANDSHAKE_TIMEOUT):
             return await factory().plan_usage(agent, profile)
 
+    async def history(
+        self,
+        agent: AgentInstallation | str,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        on_diagnostic: Callable[[DiagnosticInfo], object] | None = None,
+    ) -> list[HistoryEntry]:
+        """The conversations ``agent`` keeps itself, newest first: title, times, resume token.
+
+        ``agent`` is an installation or a catalog id (found by ``discover``; ``NotInstalled`` when
+        absent). ``cwd`` limits the list to conversations run in that directory; None lists every
+        directory the agent keeps. Each entry's ``resume_token`` continues it through
+        ``SessionOptions.resume``. Raises ``UnsupportedFeature`` when the agent keeps no history it
+        exposes. Never starts a turn; an agent whose history is asked over its wire is launched
+        and shut down again (bounded by ``HANDSHAKE_TIMEOUT``, else ``HandshakeTimeout``). A
+        conversation that cannot be read (a corrupt or foreign file) is skipped and reported to
+        ``on_diagnostic``.
+        """
+        if isinstance(agent, str):
+            agent = (await self.discover()).require(agent)
+        if cwd is not None and not isinstance(cwd, (str, os.PathLike)):
+            raise InvalidRequest(f"cwd must be a path, got {type(cwd).__name__}")
+        where = Path(await anyio.to_thread.run_sync(os.path.realpath, os.fspath(cwd))) if cwd is not None else None
+        profile, factory = self._resolve(agent)
+        options = SessionOptions.in_dir(where if where is not None else os.getcwd()).without_tools()
+        request = seam.ConnectRequest(agent, profile, options, "history", self._env(profile, options))
+        try:
+            with anyio.fail_after(seam.HANDSHAKE_TIMEOUT):
+                listing = await factory().history(request, where)
+        except TimeoutError:
+            raise HandshakeTimeout(
+                f"{agent.name} did not list its history within {seam.HANDSHAKE_TIMEOUT:g} s"
+            ) from None
+        if on_diagnostic is not None:
+            for diagnostic in listing.diagnostics:
+                on_diagnostic(diagnostic)
+        entries = [
+            attrs.evolve(entry, agent_id=agent.id) if entry.agent_id != agent.id else entry for entry in listing.entries
+        ]
+        entries.sort(key=_last_activity, reverse=True)  # stable: ties keep the adapter's order
+        return entries
+
     async def plan_usage_all(self) -> list[PlanUsageEntry]:
         """``plan_usage`` for every installed agent, concurrently; failures become ``error`` entries."""
         report = await self.discover()
@@ -389,6 +435,13 @@ async def _owned_task_group() -> AsyncIterator[TaskGroup]:
     finally:
         tg.cancel_scope.cancel()
         await tg.__aexit__(None, None, None)
+
+
+_OLDEST = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def _last_activity(entry: HistoryEntry) -> datetime:
+    return entry.last_activity or _OLDEST
 
 
 def _check_connected(info: seam.DriverInfo, options: SessionOptions) -> None:

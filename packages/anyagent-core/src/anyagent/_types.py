@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Union
 
@@ -56,6 +56,7 @@ __all__ = [
     "EventKind",
     "Failed",
     "FileDiff",
+    "HistoryEntry",
     "Input",
     "LoginMethod",
     "McpTool",
@@ -980,6 +981,42 @@ class PlanUsageEntry:
     agent: AgentInstallation
     usage: PlanUsage | None = None
     error: str | None = None
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InvalidRequest(f"expected a datetime, got {type(value).__name__}")
+    if value.utcoffset() is None:
+        raise InvalidRequest(f"the naive datetime {value.isoformat()} needs a UTC offset")
+    return value.astimezone(timezone.utc)
+
+
+@attrs.frozen(repr=False)
+class HistoryEntry:
+    """One conversation an agent keeps itself, as ``Runtime.history`` lists it.
+
+    ``agent_id`` is the profile id (``"claude"``); ``resume_token`` is what
+    ``SessionOptions.resume(...)`` takes to continue it on that agent. ``title`` is the agent's
+    own title or, where it keeps none, the conversation's first prompt (cut to one line).
+    ``cwd`` is the directory the conversation ran in. The times are aware and in UTC (an aware
+    datetime given in another offset is converted; a naive one is refused). ``message_count``
+    counts the user and assistant messages when the agent's store says it cheaply, else None.
+    """
+
+    agent_id: str
+    resume_token: str
+    title: str | None = None
+    cwd: str | None = None
+    created_at: datetime | None = attrs.field(default=None, converter=_utc)
+    updated_at: datetime | None = attrs.field(default=None, converter=_utc)
+    message_count: int | None = None
+
+    @property
+    def last_activity(self) -> datetime | None:
+        """``updated_at``, else ``created_at``: the time a list sorts by (newest first)."""
+        return self.updated_at or self.created_at
 
 
 _shared_reprs(globals())  # the value classes above say repr=False: one shared __repr__

@@ -24,7 +24,9 @@ unanswered), ``ends_turns`` / ``ends_agent_turns`` (False: no end frame, complet
 ``options`` (config options; ``configure`` updates them), ``compact``, ``capabilities`` (more
 ``Capability`` values to report), ``buffer`` (the adapter's event buffer), ``ignore_close``
 (a wedged agent), ``ignore_cancel`` (never confirms a cancel), ``logged_out`` (``open`` raises
-``AuthRequired``), ``version``.
+``AuthRequired``), ``version``, ``history`` (``HistoryEntry`` values ``Runtime.history`` lists for
+the agent ``"mock"``, filtered by their ``cwd``; resuming one of their tokens opens a session with
+its title; None, the default, makes ``history`` raise ``UnsupportedFeature``).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import anyio
 import attrs
 
 from . import seam
-from ._errors import AuthRequired, InvalidConfiguration, ResumeFailed
+from ._errors import AuthRequired, InvalidConfiguration, ResumeFailed, UnsupportedFeature
 from ._types import (
     JSON,
     Account,
@@ -60,6 +62,7 @@ from ._types import (
     EventKind,
     Failed,
     FileDiff,
+    HistoryEntry,
     PermissionChoice,
     PermissionRequest,
     PlanEntry,
@@ -172,6 +175,10 @@ class _Entry:
     agent: bool
 
 
+def _history(entries: Iterable[HistoryEntry] | None) -> tuple[HistoryEntry, ...] | None:
+    return None if entries is None else tuple(entries)
+
+
 @attrs.frozen
 class Script:
     """A scripted agent: turns to play plus flags for the wire shape. Immutable; builders copy."""
@@ -191,6 +198,7 @@ class Script:
     ignore_cancel: bool = False
     logged_out: bool = False
     version: str = "mock"
+    history: tuple[HistoryEntry, ...] | None = attrs.field(default=None, converter=_history)
     entries: tuple[_Entry, ...] = ()
 
     def turn(self, steps: Iterable[Step]) -> Script:
@@ -237,7 +245,13 @@ class Script:
             caps.add(Capability.STEER)
         if self.compact:
             caps.add(Capability.COMPACT)
+        if self.history is not None:
+            caps.add(Capability.RESUME)
         return Capabilities.of(*caps)
+
+    def history_entry(self, token: str) -> HistoryEntry | None:
+        """The ``history`` entry whose resume token is ``token``, if any."""
+        return next((entry for entry in self.history or () if entry.resume_token == token), None)
 
 
 _FLAGS = (
@@ -259,7 +273,7 @@ def _script_from_json(data: Mapping[str, Any]) -> Script:
     from . import serialize
 
     try:
-        known = {*_FLAGS, "options", "capabilities", "buffer", "version", "turns"}
+        known = {*_FLAGS, "options", "capabilities", "buffer", "version", "history", "turns"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise InvalidConfiguration(f"unknown mock script keys: {', '.join(unknown)}")
@@ -275,6 +289,7 @@ def _script_from_json(data: Mapping[str, Any]) -> Script:
             capabilities=tuple(Capability(c) for c in data.get("capabilities", [])),
             buffer=int(data.get("buffer", 64)),
             version=str(data.get("version", "mock")),
+            history=(None if data.get("history") is None else serialize.structure(data["history"], list[HistoryEntry])),
         )
         for turn in data.get("turns", []):
             steps = tuple(_step_from_json(step) for step in turn.get("steps", []))
@@ -449,8 +464,12 @@ class MockAdapter(seam.Adapter):
         caps = script.capability_set()
         if script.logged_out:
             raise AuthRequired(MOCK_LOGIN, "the mock agent is logged out")
-        if request.options.resume_token is not None and not caps.supports(Capability.RESUME):
+        token = request.options.resume_token
+        if token is not None and not caps.supports(Capability.RESUME):
             raise ResumeFailed("the mock agent cannot resume")
+        kept = script.history_entry(token) if token is not None else None
+        if token is not None and kept is None and Capability.RESUME not in script.capabilities:
+            raise ResumeFailed(f"the mock agent keeps no conversation {token!r}")
         if request.options.config_home_dir is not None:
             raise InvalidConfiguration("the mock agent has no config-home variable; config_home cannot be honoured")
         options = list(script.options)
@@ -468,6 +487,7 @@ class MockAdapter(seam.Adapter):
             ),
             configuration=configuration,
             resume_token=request.options.resume_token or f"mock-{request.session_id}",
+            title=kept.title if kept is not None else None,
             ends_turns=script.ends_turns,
             ends_agent_turns=script.ends_agent_turns,
             tools_disabled=request.options.no_tools,
@@ -475,6 +495,14 @@ class MockAdapter(seam.Adapter):
         )
         await anyio.lowlevel.checkpoint()
         return _MockDriver(script, info, self.sent)
+
+    async def history(self, request: seam.ConnectRequest, cwd: Path | None) -> seam.HistoryListing:
+        """The script's ``history`` entries (those run in ``cwd`` when given)."""
+        await anyio.lowlevel.checkpoint()
+        if self.script.history is None:
+            raise UnsupportedFeature("this mock agent keeps no history (give Script(history=[...]))")
+        where = str(cwd) if cwd is not None else None
+        return seam.HistoryListing(e for e in self.script.history if where is None or e.cwd == where)
 
 
 class _MockDriver(seam.Driver):

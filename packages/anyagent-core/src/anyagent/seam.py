@@ -38,6 +38,9 @@ Rules the engine keeps so adapters do not: a tool still active when its turn end
 adapter said ``ToolBackgrounded`` (then it is listed in ``TurnEnded.background``); prompts queue
 in the engine; requests open and close in the engine.
 
+Optional hooks besides ``connect``: ``probe_auth``, ``plan_usage`` and ``history`` (the
+conversations the agent keeps itself, as a ``HistoryListing``; the runtime sorts and stamps them).
+
 ``anyagent.toolkit`` holds the parts every adapter needs (the run loop, launch, requests).
 
 ``Driver.run`` returning means the connection is over. Everything it started must be cleaned
@@ -50,6 +53,7 @@ from __future__ import annotations
 import abc
 import math
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Union
 
 import anyio
@@ -68,6 +72,7 @@ from ._types import (
     DiagnosticInfo,
     DiagnosticLevel,
     EventKind,
+    HistoryEntry,
     Input,
     LoginMethod,
     PlanUsage,
@@ -100,6 +105,7 @@ __all__ = [
     "DriverInfo",
     "DriverLink",
     "Exited",
+    "HistoryListing",
     "InfoChanged",
     "RequestWithdrawn",
     "Rollback",
@@ -381,6 +387,15 @@ class ConnectRequest:
     env: Mapping[str, str] = attrs.field(default=None, converter=_frozen_mapping)
 
 
+@attrs.frozen(repr=False)
+class HistoryListing:
+    """What ``Adapter.history`` returns: the conversations found (any order; the runtime sorts
+    them newest first) and a diagnostic for each one it had to skip (a corrupt or foreign file)."""
+
+    entries: tuple[HistoryEntry, ...] = attrs.field(default=(), converter=_tuple)
+    diagnostics: tuple[DiagnosticInfo, ...] = attrs.field(default=(), converter=_tuple)
+
+
 class Driver(abc.ABC):
     """One live connection to an agent, returned by ``Adapter.connect`` after the handshake."""
 
@@ -420,6 +435,16 @@ class Adapter(abc.ABC):
     async def plan_usage(self, installation: AgentInstallation, profile: AgentProfile | None) -> PlanUsage:
         """The account's subscription quota, from the agent itself."""
         raise UnsupportedFeature(f"the {self.wire} wire does not report plan usage")
+
+    async def history(self, request: ConnectRequest, cwd: Path | None) -> HistoryListing:
+        """The conversations the agent keeps itself (``Runtime.history``), read from its files or
+        asked over its wire; ``cwd`` (absolute, resolved) limits them to that directory, None
+        lists every directory. ``request`` is what ``connect`` would get for a tool-less session
+        in ``cwd`` (the environment says where the agent's config home is); a wire that must
+        launch the agent to ask may do so, but never starts a turn, and cleans up before it
+        returns. Blocking file reads go to a worker thread (``toolkit.sample_json_lines``).
+        Raise ``UnsupportedFeature`` when the agent keeps no history it exposes (the default)."""
+        raise UnsupportedFeature(f"the {self.wire} wire does not expose the agent's own history")
 
 
 AdapterFactory = Callable[[], Adapter]

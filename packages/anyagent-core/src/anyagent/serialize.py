@@ -1,7 +1,7 @@
 """JSON for every public anyagent value, and the JSON Schema of that JSON.
 
 ``dumps(value) -> str`` writes an event, request, answer, info, details, discovery report, plan
-usage, delivery, stop reason, options or profile as JSON text; ``loads(text, type=Event)`` reads
+usage, history entry, delivery, stop reason, options or profile as JSON text; ``loads(text, type=Event)`` reads
 it back (equal to the original); ``json_schema()`` describes the text (JSON Schema draft 2020-12).
 An app can store a transcript and replay it::
 
@@ -93,6 +93,7 @@ from ._types import (
     Delivery,
     Event,
     EventKind,
+    HistoryEntry,
     Input,
     PlanUsage,
     PlanUsageEntry,
@@ -132,6 +133,7 @@ ROOTS: tuple[Any, ...] = (
     DiscoveryReport,
     PlanUsage,
     PlanUsageEntry,
+    HistoryEntry,
     Delivery,
     Input,
     SessionOptions,
