@@ -124,10 +124,10 @@ def test_run_asks_for_permission_and_streams_a_turn(tmp_path: Path) -> None:
     )
     result = cli("--mock", str(script), "run", "mock", "hi", stdin="2\n")
     assert result.returncode == 0, result.stderr
-    assert "hello from the mock" in result.stdout
-    assert "? permission: Run make test" in result.stdout
-    assert "[1] allow once  [2] deny" in result.stdout
-    assert "— turn done" in result.stdout
+    assert result.stdout == "hello from the mock\n"  # the answer alone: the command's own lines go to stderr
+    assert "? permission: Run make test" in result.stderr
+    assert "[1] allow once  [2] deny" in result.stderr
+    assert "— turn done" in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -142,7 +142,7 @@ def test_errors_have_exit_codes_and_messages(tmp_path: Path, args: list[str], st
     script = write_script(tmp_path, [[{"end": COMPLETED}]])
     result = cli("--mock", str(script), *args)
     assert result.returncode == status, result.stdout + result.stderr
-    assert message in result.stdout
+    assert message in result.stderr  # `run`'s stdout is the answer alone
 
 
 def test_an_agent_that_is_known_but_missing_says_how_to_install_it(tmp_path: Path) -> None:
@@ -175,7 +175,7 @@ def test_an_agent_that_is_known_but_missing_says_how_to_install_it(tmp_path: Pat
         timeout=30,
     )
     assert result.returncode == 3, result.stdout + result.stderr
-    assert "Ghost is not installed: pipx install ghost-agent" in result.stdout
+    assert "Ghost is not installed: pipx install ghost-agent" in result.stderr
     listing = subprocess.run(
         [sys.executable, "-m", "anyagent.cli", "discover"], capture_output=True, text=True, env=env, timeout=30
     )
@@ -187,20 +187,20 @@ def test_a_failed_turn_exits_1_and_a_bad_script_exits_2(tmp_path: Path) -> None:
     script = write_script(tmp_path, [[{"end": {"type": "Failed", "message": "model overloaded"}}]])
     result = cli("--mock", str(script), "run", "mock", "hi")
     assert result.returncode == 1
-    assert "failed: model overloaded" in result.stdout
+    assert "failed: model overloaded" in result.stderr
     bad = tmp_path / "bad.json"
     bad.write_text('{"turns": [{"steps": [{"teleport": 1}]}]}')
     result = cli("--mock", str(bad), "run", "mock", "hi")
     assert result.returncode == 2
-    assert "unknown mock step" in result.stdout
+    assert "unknown mock step" in result.stderr
 
 
 def test_a_logged_out_agent_exits_4_with_its_login_methods(tmp_path: Path) -> None:
     script = write_script(tmp_path, [], logged_out=True)
     result = cli("--mock", str(script), "run", "mock", "hi")
     assert result.returncode == 4, result.stdout + result.stderr
-    assert "run: mock-agent login" in result.stdout
-    assert "or set MOCK_API_KEY" in result.stdout
+    assert "run: mock-agent login" in result.stderr
+    assert "or set MOCK_API_KEY" in result.stderr
     probe = cli("--mock", str(script), "probe", "mock")
     assert probe.returncode == 0
     assert "logged out" in probe.stdout
@@ -210,8 +210,8 @@ def test_an_agent_dying_mid_turn_exits_with_the_reason(tmp_path: Path) -> None:
     script = write_script(tmp_path, [[{"emit": TEXT_TURN}, {"die": "exit status: 1"}]])
     result = cli("--mock", str(script), "run", "mock", "hi")
     assert result.returncode == 5, result.stdout + result.stderr
-    assert "failed: the agent exited during the turn" in result.stdout
-    assert "ProcessExited" in result.stdout
+    assert "failed: the agent exited during the turn" in result.stderr
+    assert "ProcessExited" in result.stderr
 
 
 def test_demo_runs_the_whole_stack(tmp_path: Path) -> None:

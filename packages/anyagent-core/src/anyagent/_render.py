@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from ._types import (
@@ -78,17 +79,30 @@ def describe_stop(stop: StopReason) -> str:
 class Renderer:
     """Prints events as a person wants to read them. Colour only on a terminal (and not NO_COLOR)."""
 
-    def __init__(self, out: Writer | None = None, *, color: bool | None = None, show_status: bool = False) -> None:
+    def __init__(
+        self,
+        out: Writer | None = None,
+        *,
+        color: bool | None = None,
+        show_status: bool = False,
+        side: Writer | None = None,
+    ) -> None:
         self.out: Writer = out or sys.stdout
+        # ``side``: where everything but the agent's answer goes (``anyagent run`` passes stderr, so
+        # ``run ... > out.txt`` holds only the answer); by default the same stream as ``out``
+        self._side = side
         if color is None:
-            color = self.out.isatty() and "NO_COLOR" not in os.environ
+            color = self.side.isatty() and "NO_COLOR" not in os.environ
         self.color = color
         self.show_status = show_status
+        self.before_write: Callable[[], None] | None = None  # e.g. clear a "working…" indicator
         self._open_line = False
+        self._open_on: Writer | None = None  # the stream holding the unfinished line
         self._mode: str | None = None  # "text" or "reasoning" while a stream is open
         self._tools: dict[str, ToolUpdate] = {}
         self._diffs_shown: set[str] = set()
         self.last_usage: ContextUsage | None = None
+        self._shown_config: str | None = None  # the configuration the last "session updated" line showed
 
     # -- styling -------------------------------------------------------------------------------
     def _style(self, text: str, code: str) -> str:
@@ -112,10 +126,23 @@ class Renderer:
     def cyan(self, text: str) -> str:
         return self._style(text, "36")
 
+    def configuration_shown(self, configuration: Mapping[str, object]) -> None:
+        """The configuration the user already sees (the session's at open): a ``SessionUpdated``
+        that repeats it prints nothing."""
+        self._shown_config = ", ".join(f"{k}={v}" for k, v in configuration.items())
+
+    @property
+    def side(self) -> Writer:
+        """Where the command's own lines go (tool calls, notices, the turn's end)."""
+        return self._side if self._side is not None else self.out
+
     # -- output --------------------------------------------------------------------------------
-    def _write(self, text: str) -> None:
-        self.out.write(text)
-        self.out.flush()
+    def _write(self, text: str, to: Writer | None = None) -> None:
+        if self.before_write is not None:
+            self.before_write()
+        stream = to if to is not None else self.side
+        stream.write(text)
+        stream.flush()
 
     def line(self, text: str = "") -> None:
         """End any open stream, then print ``text`` on its own line."""
@@ -137,8 +164,9 @@ class Renderer:
 
     def _close_stream(self) -> None:
         if self._open_line:
-            self._write("\n")
+            self._write("\n", self._open_on)
         self._open_line = False
+        self._open_on = None
         self._mode = None
 
     def _stream(self, mode: str, text: str) -> None:
@@ -147,8 +175,11 @@ class Renderer:
             self._mode = mode
             if mode == "reasoning":
                 self._write(self.dim("thinking: "))
-        self._write(self.dim(text) if mode == "reasoning" else text)
+        # the answer goes to ``out``; reasoning and tool output are the command's (``side``)
+        stream = self.out if mode == "text" else self.side
+        self._write(self.dim(text) if mode == "reasoning" else text, stream)
         self._open_line = not text.endswith("\n")
+        self._open_on = stream
 
     # -- events --------------------------------------------------------------------------------
     def render(self, event: Event) -> None:
@@ -166,7 +197,7 @@ class Renderer:
         elif isinstance(kind, ToolUpdated):
             self._tool(kind.tool, indent)
         elif isinstance(kind, ToolOutputDelta):
-            self._stream("text", self.dim(kind.text))
+            self._stream("output", self.dim(kind.text))
         elif isinstance(kind, PlanUpdated):
             self.line(self.bold("plan:"))
             for entry in kind.entries:
@@ -193,8 +224,12 @@ class Renderer:
             if self.show_status:
                 self.line(self.dim(f"status: {kind.status.value}"))
         elif isinstance(kind, SessionUpdated):
+            # one line per change the user can see: an agent that confirms a change twice (its own
+            # notice, then the engine's) or updates only what is not shown prints nothing more
             config = ", ".join(f"{k}={v}" for k, v in kind.info.configuration.items())
-            self.line(self.dim(f"session updated{': ' + config if config else ''}"))
+            if config != self._shown_config:
+                self._shown_config = config
+                self.line(self.dim(f"session updated{': ' + config if config else ''}"))
 
     def _tool(self, tool: ToolUpdate, indent: str = "") -> None:
         previous = self._tools.get(tool.id)

@@ -14,14 +14,13 @@ import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TextIO
 
 import anyio
 import anyio.abc
 
 from ._engine import Events, Session
 from ._errors import AgentError, InvalidRequest, SessionClosed
-from ._render import Renderer
+from ._render import Renderer, Writer
 from ._types import (
     Answer,
     Cancelled,
@@ -171,7 +170,7 @@ def _interactive() -> bool:
         return False
 
 
-_prompt_on: TextIO | None = None  # where a prompt waits for its line, if one does
+_prompt_on: Writer | None = None  # where a prompt waits for its line, if one does
 
 
 def end_prompt_line() -> None:
@@ -184,11 +183,11 @@ def end_prompt_line() -> None:
         _prompt_on = None
 
 
-async def read_line(prompt: str, *, to: TextIO | None = None) -> str | None:
+async def read_line(prompt: str, *, to: Writer | None = None) -> str | None:
     """Write ``prompt`` (to stdout, or ``to``), then read one line of stdin; None at end of input.
     Piped answers are echoed so a transcript reads like a session."""
     global _prompt_on
-    stream = to or sys.stdout
+    stream: Writer = to or sys.stdout
     stream.write(prompt)
     stream.flush()
     _prompt_on = stream if prompt else None
@@ -386,7 +385,7 @@ async def stream_turn(
     Ctrl-C cancels the turn (exit 130 when it ends cancelled); a second Ctrl-C quits at once. With
     ``json_lines`` the command's own answers print as ``{"type": "Answered", ...}`` lines and its
     questions and notices go to stderr."""
-    notes: TextIO = sys.stderr if json_lines else sys.stdout
+    notes: Writer = sys.stderr if json_lines else out.side
     interrupts = Interrupts()
     status = EXIT_FAILED
     error: AgentError | None = None

@@ -17,9 +17,11 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 import anyio
 
@@ -40,6 +42,7 @@ from ._terminal import (
     EXIT_USAGE,
     Interrupts,
     Requests,
+    stdin_lines,
     stream_turn,
     to_json,
 )
@@ -75,8 +78,14 @@ def _parse_set(values: Sequence[str]) -> list[tuple[str, str | bool]]:
     return pairs
 
 
+def _directory(args: argparse.Namespace) -> str:
+    return os.path.abspath(getattr(args, "directory", None) or os.getcwd())
+
+
 def _options(args: argparse.Namespace) -> SessionOptions:
-    options = SessionOptions.in_dir(getattr(args, "directory", None) or os.getcwd())
+    options = SessionOptions.in_dir(_directory(args))
+    if getattr(args, "model", None):
+        options = options.configure("model", args.model)
     for key, value in _parse_set(getattr(args, "set", None) or []):
         options = options.configure(key, value)
     # --auto-approve is applied by the command (handle_request), not PermissionMode.AUTO_APPROVE:
@@ -85,7 +94,54 @@ def _options(args: argparse.Namespace) -> SessionOptions:
         options = options.record_wire(args.record_wire)
     if getattr(args, "resume", None):
         options = options.resume(args.resume)
+    elif getattr(args, "continue_", False):
+        options = options.resume(_last_session(args))
     return options
+
+
+# ---------------------------------------------------------------------------------------------
+# the resume command printed on exit, and ``-c`` (continue the last session of an agent in a directory)
+
+
+def _state_file() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "anyagent" / "last-sessions.json"
+
+
+def _read_state() -> dict[str, str]:
+    try:
+        data = json.loads(_state_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return (
+        {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(data, dict) else {}
+    )
+
+
+def _last_session(args: argparse.Namespace) -> str:
+    token = _read_state().get(f"{args.agent}\0{_directory(args)}")
+    if token is None:
+        raise UsageError(f"no earlier session of {args.agent} in {_directory(args)} to continue (-c)")
+    return token
+
+
+def _remember(args: argparse.Namespace, session: Session) -> None:
+    """Print how to come back to this session (stderr) and remember it for ``-c``."""
+    token = session.info().resume_token
+    if not token:
+        return
+    command = "chat" if args.command == "chat" else "run"
+    where = f" -C {shlex.quote(args.directory)}" if getattr(args, "directory", None) else ""
+    tail = "" if command == "chat" else " PROMPT"
+    print(f"resume: anyagent {command} {args.agent}{where} --resume {shlex.quote(token)}{tail}", file=sys.stderr)
+    state = _read_state()
+    state[f"{args.agent}\0{_directory(args)}"] = token
+    path = _state_file()
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = path.with_suffix(f".{os.getpid()}.tmp")
+        scratch.write_text(json.dumps(state, indent=1), encoding="utf-8")
+        os.replace(scratch, path)
 
 
 def _login_lines(login: Sequence[object]) -> list[str]:
@@ -282,12 +338,37 @@ def _print_matrix(
 # run / chat
 
 
+PROMPT_LIMIT = 16 * 1024 * 1024  # bytes `run -` reads from stdin at most
+
+
+async def _prompt_text(args: argparse.Namespace) -> str:
+    """The prompt argument, or with ``-`` all of stdin (bounded)."""
+    if args.prompt != "-":
+        return str(args.prompt)
+    lines = stdin_lines()
+    parts: list[str] = []
+    size = 0
+    while (line := await lines.read()) is not None:
+        size += len(line) + 1
+        if size > PROMPT_LIMIT:
+            raise UsageError(f"the prompt on stdin is over {PROMPT_LIMIT // (1024 * 1024)} MiB")
+        parts.append(line)
+    text = "\n".join(parts).strip()
+    if not text:
+        raise UsageError("the prompt on stdin is empty")
+    return text
+
+
 async def cmd_run(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
+    prompt = await _prompt_text(args)
     agent = (await runtime.discover()).require(args.agent)
     session, events = await runtime.open(agent, _options(args))
-    async with session:
-        await session.prompt(args.prompt)
-        return await stream_turn(session, events, out, json_lines=args.json, auto=args.auto_approve)
+    try:
+        async with session:
+            await session.prompt(prompt)
+            return await stream_turn(session, events, out, json_lines=args.json, auto=args.auto_approve)
+    finally:
+        _remember(args, session)
 
 
 class _LineRouter:
@@ -332,6 +413,7 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
     agent = (await runtime.discover()).require(args.agent)
     session, events = await runtime.open(agent, _options(args))
     steer = session.info().details.capabilities.supports(Capability.STEER)
+    out.configuration_shown(session.info().configuration)
     version = f" {agent.version}" if agent.version else ""
     directory = getattr(args, "directory", None) or os.getcwd()
     out.line(out.bold(f"{agent.name}{version}") + out.dim(f" in {directory}"))
@@ -402,6 +484,7 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
         tg.cancel_scope.cancel()
     with anyio.CancelScope(shield=True):
         await session.close()
+    _remember(args, session)
     if failure:
         return error_status(failure[0])
     return status
@@ -459,8 +542,13 @@ async def cmd_demo(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
 
 def build_parser(commands: Sequence[CliCommand] = ()) -> argparse.ArgumentParser:
     """The command line: the built-in subcommands, then ``commands`` (plugins' own) whose names are free."""
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="anyagent", description="One interface to every coding agent on this machine."
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"anyagent {__version__} (Python {sys.version.split()[0]})"
     )
     parser.add_argument("--no-color", action="store_true", help="plain output")
     parser.add_argument(
@@ -468,7 +556,7 @@ def build_parser(commands: Sequence[CliCommand] = ()) -> argparse.ArgumentParser
         metavar="SCRIPT.json",
         help="use only the scripted agent 'mock' playing this script (for trying and testing)",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("discover", help="installed agents, missing ones with install hints")
     p.add_argument("--json", action="store_true")
@@ -481,7 +569,7 @@ def build_parser(commands: Sequence[CliCommand] = ()) -> argparse.ArgumentParser
         p = sub.add_parser(name, help=help_text)
         p.add_argument("agent", metavar="AGENT")
         if name == "run":
-            p.add_argument("prompt", metavar="PROMPT")
+            p.add_argument("prompt", metavar="PROMPT", help="what to ask ('-': read it from stdin)")
             p.add_argument(
                 "--json",
                 action="store_true",
@@ -489,7 +577,6 @@ def build_parser(commands: Sequence[CliCommand] = ()) -> argparse.ArgumentParser
                 " request the command answered; questions and notices go to stderr",
             )
         else:
-            p.add_argument("--resume", metavar="TOKEN")
             p.add_argument(
                 "--plain", action="store_true", help="read lines from stdin without the input line (prompt_toolkit)"
             )
@@ -498,6 +585,16 @@ def build_parser(commands: Sequence[CliCommand] = ()) -> argparse.ArgumentParser
             action="store_true",
             help="allow every permission request (and take the first choice of every question) without asking;"
             " without it the command asks on the terminal and denies when there is no input",
+        )
+        p.add_argument("-m", "--model", metavar="MODEL", help="the model (the same as --set model=MODEL)")
+        resume = p.add_mutually_exclusive_group()
+        resume.add_argument("-r", "--resume", metavar="TOKEN", help="continue the session behind TOKEN")
+        resume.add_argument(
+            "-c",
+            "--continue",
+            dest="continue_",
+            action="store_true",
+            help="continue the last session this command ran with AGENT in this directory",
         )
         p.add_argument("--record-wire", metavar="PATH", help="tee the raw protocol to a JSONL file")
         p.add_argument("-C", dest="directory", metavar="DIR", help="working directory for the agent")
@@ -550,7 +647,8 @@ COMMANDS = {
 
 
 async def _main(args: argparse.Namespace) -> int:
-    out = Renderer(color=False if args.no_color else None)
+    # ``run``'s standard output is the answer alone (``run claude hi > out.txt``): the rest to stderr
+    out = Renderer(color=False if args.no_color else None, side=sys.stderr if args.command == "run" else None)
     plugin_command: CliCommand | None = getattr(args, "plugin_command", None)
     handler = COMMANDS.get(args.command)
     if args.mock:
@@ -601,7 +699,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``anyagent`` console script; returns the exit status."""
     # plugin problems are printed once, as "! ..." lines, not also as Python warnings
     warnings.simplefilter("ignore", PluginWarning)
-    args = build_parser(plugin_commands()).parse_args(argv)
+    parser = build_parser(plugin_commands())
+    args = parser.parse_args(argv)
+    if args.command is None:  # bare `anyagent`: what it can do
+        parser.print_help()
+        return EXIT_OK
     try:
         status = anyio.run(_main, args)
     except KeyboardInterrupt:
