@@ -6,6 +6,7 @@ import importlib
 import sys
 import textwrap
 import types
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,16 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("ANYAGENT_DISABLE_PLUGINS", raising=False)
     yield site
     for name in list(sys.modules):
-        if name.split(".")[0] in {"goodplug", "brokenplug", "hookplug", "pkgplug", "convplug", "emptypkg"}:
+        if name.split(".")[0] in {
+            "goodplug",
+            "brokenplug",
+            "hookplug",
+            "pkgplug",
+            "convplug",
+            "emptypkg",
+            "classplug",
+            "instplug",
+        }:
             del sys.modules[name]
 
 
@@ -108,6 +118,46 @@ def test_entry_point_plugins_register_adapters_and_profiles(site: Path) -> None:
     assert (info.distribution, info.version, info.wires, info.profiles) == ("good-plug", "1.2.3", ("echo",), ("echo",))
     builtin = next(p for p in runtime.plugins() if p.name == "anyagent.builtin")
     assert builtin.wires == ("mock",)
+
+
+CLASS_PLUGIN = """
+import anyagent
+
+class EchoPlugin:  # the writing-an-adapter guide's shape: hook methods taking self
+    @anyagent.hookimpl
+    def anyagent_agents(self, register):
+        register.profile(anyagent.AgentProfile(id="echo", name="Echo", wire="echo", executables=("echo-agent",),
+                                               install_hint="pip install echo-agent"))
+
+PLUGIN = EchoPlugin()
+"""
+
+
+@pytest.mark.parametrize(("dist", "target"), [("classplug", "EchoPlugin"), ("instplug", "PLUGIN")])
+def test_an_entry_point_may_name_a_class_an_instance_or_a_module(
+    site: Path, monkeypatch: pytest.MonkeyPatch, dist: str, target: str
+) -> None:
+    monkeypatch.setenv("ANYAGENT_LOAD_PLUGINS", dist)
+    make_dist(site, dist, f"{dist}.plugin", CLASS_PLUGIN, entry_point=f"{dist}.plugin:{target}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PluginWarning)  # before: "missing 1 required positional argument: 'self'"
+        registry = Runtime().registry()
+    assert registry.profiles["echo"].name == "Echo"
+    assert registry.diagnostics == []
+
+
+def test_an_explicit_plugin_may_be_a_class_and_a_class_that_fails_is_named(site: Path) -> None:
+    make_module(site, "classplug.plugin", CLASS_PLUGIN)
+    import classplug.plugin
+
+    assert Runtime(plugins=[classplug.plugin.EchoPlugin]).registry().profiles["echo"].name == "Echo"
+
+    class Broken:
+        def __init__(self) -> None:
+            raise RuntimeError("no config")
+
+    with pytest.raises(InvalidConfiguration, match="failed to instantiate: RuntimeError: no config"):
+        Runtime(plugins=[Broken]).registry()
 
 
 def test_loading_is_lazy(site: Path) -> None:

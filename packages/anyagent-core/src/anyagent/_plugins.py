@@ -5,8 +5,9 @@ broken entry point becomes a warning and a ``Diagnostic``), and filtered by
 ``ANYAGENT_LOAD_PLUGINS`` (allow-list, comma separated entry-point or distribution names; empty
 means none) and ``ANYAGENT_DISABLE_PLUGINS`` (deny-list).
 
-A plugin given explicitly (``Runtime(plugins=[...])``) is a module or object with
-``@anyagent.hookimpl`` functions, or an adapter *package* (``anyagent_claude``): a module with no
+A plugin (an entry point, or given explicitly: ``Runtime(plugins=[...])``) is a module, an object
+or a class (instantiated once, with no arguments) with ``@anyagent.hookimpl`` functions; one given
+explicitly may also be an adapter *package* (``anyagent_claude``): a module with no
 hookimpls of its own stands for the ``anyagent`` entry points whose module is it or one of its
 submodules, else for its conventional ``<package>.plugin`` submodule. Every given plugin must
 register something: one that offers no hooks, only unknown ones, or hooks that failed or
@@ -70,6 +71,14 @@ def _label(plugin: object) -> str:
     return name if isinstance(name, str) else f"{type(plugin).__module__}.{type(plugin).__qualname__}"
 
 
+def _instance(plugin: object) -> object:
+    """A plugin named as a class (``pkg.plugin:TinyPlugin``, or ``Runtime(plugins=[TinyPlugin])``)
+    stands for an instance of it: its hook methods take ``self``. An instance or a module is itself."""
+    if isinstance(plugin, type):
+        return plugin()
+    return plugin
+
+
 def _has_hookimpls(pm: pluggy.PluginManager, plugin: object) -> bool:
     """True when ``plugin`` has at least one ``@anyagent.hookimpl`` (known hook or not)."""
     try:
@@ -83,6 +92,12 @@ def _resolve(pm: pluggy.PluginManager, plugin: object) -> list[_Loaded]:
     """What one explicitly given plugin stands for: itself when it has hookimpls, else (a module)
     the entry points that point into it, else (a package) its ``.plugin`` submodule.
     ``InvalidConfiguration`` when none of these offers a hook, or one of them fails to import."""
+    try:
+        plugin = _instance(plugin)
+    except Exception as exc:
+        raise InvalidConfiguration(
+            f"plugin class {plugin!r} failed to instantiate: {type(exc).__name__}: {exc}"
+        ) from exc
     if _has_hookimpls(pm, plugin):
         return [(_label(plugin), plugin, None, None)]
     if not isinstance(plugin, ModuleType):
@@ -93,7 +108,7 @@ def _resolve(pm: pluggy.PluginManager, plugin: object) -> list[_Loaded]:
         if ep.module != package and not ep.module.startswith(package + "."):
             continue
         try:
-            loaded = ep.load()
+            loaded = _instance(ep.load())
         except Exception as exc:
             raise InvalidConfiguration(
                 f"plugin {package!r}: its entry point {ep.name!r} ({ep.value}) failed to import: "
@@ -160,6 +175,11 @@ def load_registry(plugins: Sequence[object] | None = None, builtins: Sequence[ob
                 module = ep.load()
             except Exception as exc:
                 registry.warn(f"plugin {ep.name!r} failed to import: {type(exc).__name__}: {exc}")
+                continue
+            try:
+                module = _instance(module)  # an entry point may name a module, an instance or a class
+            except Exception as exc:
+                registry.warn(f"plugin {ep.name!r}: its class failed to instantiate: {type(exc).__name__}: {exc}")
                 continue
             dist = ep.dist.name if ep.dist is not None else None
             version = ep.dist.version if ep.dist is not None else None
