@@ -13,6 +13,7 @@ from anyagent import (
     Authenticated,
     Diagnostic,
     DiagnosticCode,
+    DiagnosticLevel,
     InvalidConfiguration,
     McpServer,
     PlanUpdated,
@@ -127,3 +128,22 @@ def test_plan_and_output_deltas_translate() -> None:
 def test_the_profile_installation_launches_app_server() -> None:
     assert anyagent_codex.PROFILE.args == ("app-server",)
     assert AgentInstallation.at("codex", "/usr/bin/codex").id == "codex"
+
+
+def test_a_notice_codex_repeats_every_turn_is_reported_once_per_session_and_advisory_ones_at_info() -> None:
+    translator = Translator()
+    metadata = (
+        "Model metadata for `fake-model` not found. Defaulting to fallback metadata; this can degrade performance"
+    )
+    sandbox = "Codex could not find bubblewrap on PATH; using the vendored bwrap"
+    seen = []
+    for _turn in range(3):  # codex 0.171 sends the metadata notice on every turn (see the recordings)
+        for message in (metadata, sandbox, "the config file has an unknown key"):
+            seen += translator.feed("warning", {"threadId": "t", "message": message})
+    diagnostics = [e.kind.diagnostic for e in seen if isinstance(e, seam.Content) and isinstance(e.kind, Diagnostic)]
+    assert [(d.message, d.level) for d in diagnostics] == [
+        (f"codex: {metadata}", DiagnosticLevel.INFO),
+        (f"codex: {sandbox}", DiagnosticLevel.INFO),
+        ("codex: the config file has an unknown key", DiagnosticLevel.WARNING),
+    ]
+    assert len(Translator().feed("warning", {"message": metadata})) == 1  # a new session reports it again

@@ -179,7 +179,8 @@ def test_an_agent_that_is_known_but_missing_says_how_to_install_it(tmp_path: Pat
     listing = subprocess.run(
         [sys.executable, "-m", "anyagent.cli", "discover"], capture_output=True, text=True, env=env, timeout=30
     )
-    assert "Ghost (ghost) not installed — pipx install ghost-agent" in listing.stdout
+    assert "not installed (1):" in listing.stdout
+    assert "  ✗ ghost  Ghost — pipx install ghost-agent" in listing.stdout.splitlines()
     assert f"directories: {tmp_path}, " in listing.stdout  # PATH first, then the known install dirs
 
 

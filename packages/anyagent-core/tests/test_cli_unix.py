@@ -203,3 +203,47 @@ def shell_terminal(command: str, env: dict[str, str]) -> Terminal:
     full_env = {**os.environ, "NO_COLOR": "1", "ANYAGENT_NO_LOGIN_SHELL": "1", **env}
     term.child = pexpect.spawn("/bin/sh", ["-c", command], env=full_env, dimensions=(30, 100), timeout=20)
     return term
+
+
+def _diagnostic(level: str, message: str) -> dict[str, Any]:
+    return {"type": "Diagnostic", "diagnostic": {"message": message, "level": level, "code": "agent_warning"}}
+
+
+def test_advisory_notices_show_only_with_verbose(tmp_path: Path) -> None:
+    steps = [{"emit": _diagnostic("info", "model metadata not found")}, {"emit": _diagnostic("warning", "disk low")}]
+    script = write_script(tmp_path, [[*steps, {"emit": TEXT_TURN}, {"end": COMPLETED}]])
+    quiet = anyagent_cmd("--mock", str(script), "run", "mock", "hi")
+    assert quiet.returncode == 0, quiet.stderr
+    assert "[warning] disk low" in quiet.stderr
+    assert "model metadata not found" not in quiet.stderr
+    loud = anyagent_cmd("-v", "--mock", str(script), "run", "mock", "hi")
+    assert "[info] model metadata not found" in loud.stderr
+    assert quiet.stdout == loud.stdout == "hello from the mock\n"
+
+
+PROFILES = """
+import anyagent
+
+@anyagent.hookimpl
+def anyagent_agents():
+    return [anyagent.AgentProfile(id=f"ghost{i}", name=f"Ghost {i}", wire="mock", executables=(f"ghost{i}-agent",),
+                                  install_hint=f"pipx install ghost{i}") for i in range(1, 4)]
+"""
+
+
+def test_discover_lists_missing_agents_in_one_compact_block(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "ghostplug-1.0.dist-info").mkdir(parents=True)
+    (site / "ghostplug.py").write_text(PROFILES)
+    (site / "ghostplug-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: ghostplug\nVersion: 1.0\n")
+    (site / "ghostplug-1.0.dist-info" / "entry_points.txt").write_text("[anyagent]\nghostplug = ghostplug\n")
+    env = {"PYTHONPATH": str(site), "ANYAGENT_LOAD_PLUGINS": "ghostplug", "PATH": str(tmp_path)}
+    result = anyagent_cmd("discover", env=env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    start = lines.index("not installed (3):")
+    assert lines[start + 1 : start + 4] == [f"  ✗ ghost{i}  Ghost {i} — pipx install ghost{i}" for i in range(1, 4)]
+    assert lines[start + 4].startswith("  searched ") and f": {tmp_path}, " in lines[start + 4]
+    assert len(lines) == start + 5  # before: two lines per missing agent
+    verbose = anyagent_cmd("-v", "discover", env=env)
+    assert "-v lists them all" not in verbose.stdout

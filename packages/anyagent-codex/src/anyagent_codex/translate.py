@@ -30,6 +30,7 @@ The mapping (codex 0.171.0 ``app-server``, schema dumped with ``generate-json-sc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
@@ -173,6 +174,12 @@ _NOT_TOOLS = frozenset(
 )
 
 
+# notices about codex's own set-up that change nothing in the session (it runs on): reported at
+# INFO, once per session. "Model metadata for `m` not found. Defaulting to fallback metadata" (a
+# model codex has no table entry for) and the Linux sandbox's missing bubblewrap.
+_ADVISORY = re.compile(r"model metadata for .* not found|bubblewrap|\bbwrap\b", re.IGNORECASE)
+
+
 def _diagnostic(message: str, level: DiagnosticLevel, code: str, raw: Any = None) -> seam.Content:
     return seam.Content(Diagnostic(DiagnosticInfo(message, level, code, raw)))
 
@@ -307,6 +314,7 @@ class Translator:
     malformed input (a frame it cannot use is a ``bad_frame`` diagnostic)."""
 
     def __init__(self) -> None:
+        self._warned: set[str] = set()  # the notices already reported this session
         self._streamed: set[str] = set()
         self._reasoning: set[str] = set()
         self._tools: dict[str, ToolUpdate] = {}
@@ -378,7 +386,11 @@ class Translator:
             return [seam.Content(ContextCompacted())]
         if method in _WARNINGS:
             message = j.text(params.get("message"), "") or j.text(params.get("summary"), "") or method
-            return [_diagnostic(f"codex: {message}", _WARNINGS[method], DiagnosticCode.AGENT_WARNING, frame)]
+            if message in self._warned:  # codex repeats some notices every turn: once per session
+                return []
+            self._warned.add(message)
+            level = DiagnosticLevel.INFO if _ADVISORY.search(message) else _WARNINGS[method]
+            return [_diagnostic(f"codex: {message}", level, DiagnosticCode.AGENT_WARNING, frame)]
         if method == "mcpServer/startupStatus/updated":
             if j.text(params.get("status")) == "failed":
                 name = j.text(params.get("name"), "") or j.text(params.get("server"), "?")

@@ -16,6 +16,7 @@ from ._types import (
     ContextCompacted,
     ContextUsage,
     Diagnostic,
+    DiagnosticLevel,
     Event,
     FileDiff,
     McpTool,
@@ -86,6 +87,7 @@ class Renderer:
         color: bool | None = None,
         show_status: bool = False,
         side: Writer | None = None,
+        verbose: bool = True,
     ) -> None:
         self.out: Writer = out or sys.stdout
         # ``side``: where everything but the agent's answer goes (``anyagent run`` passes stderr, so
@@ -95,6 +97,7 @@ class Renderer:
             color = self.side.isatty() and "NO_COLOR" not in os.environ
         self.color = color
         self.show_status = show_status
+        self.verbose = verbose  # False: INFO diagnostics (advisory notices) are not shown
         self.before_write: Callable[[], None] | None = None  # e.g. clear a "working…" indicator
         self._open_line = False
         self._open_on: Writer | None = None  # the stream holding the unfinished line
@@ -215,7 +218,8 @@ class Renderer:
             self.line(self.dim(f"plan usage: {windows}"))
         elif isinstance(kind, Diagnostic):
             info = kind.diagnostic
-            self.line(self.yellow(f"[{info.level.value}] {info.message}"))
+            if self.verbose or info.level is not DiagnosticLevel.INFO:
+                self.line(self.yellow(f"[{info.level.value}] {info.message}"))
         elif isinstance(kind, TurnStarted):
             self._close_stream()
         elif isinstance(kind, TurnEnded):

@@ -165,11 +165,11 @@ async def cmd_discover(runtime: Runtime, args: argparse.Namespace, out: Renderer
     if args.json:
         print(to_json(report))
         return EXIT_OK
-    _print_report(report, out)
+    _print_report(report, out, verbose=args.verbose)
     return EXIT_OK
 
 
-def _print_report(report: DiscoveryReport, out: Renderer) -> None:
+def _print_report(report: DiscoveryReport, out: Renderer, *, verbose: bool = False) -> None:
     if not report.agents and not report.missing:
         out.line("no agent profiles are installed: pip install anyagent-claude (or another adapter package)")
     for agent in report.agents:
@@ -178,15 +178,16 @@ def _print_report(report: DiscoveryReport, out: Renderer) -> None:
         out.line(out.dim(f"    wire: {agent.wire or '?'}, found via {agent.source.value}"))
         if agent.upgrade is not None:
             out.line(out.yellow(f"    upgrade available: {agent.upgrade.name} — {agent.upgrade.install_hint}"))
-    for missing in report.missing:
-        out.line(f"{out.red('✗')} {out.bold(missing.name)} ({missing.id}) not installed — {missing.install_hint}")
-        if missing.searched:
-            out.line(
-                out.dim(
-                    f"    searched {len(missing.searched)} directories: {', '.join(missing.searched[:6])}"
-                    + (" …" if len(missing.searched) > 6 else "")
-                )
-            )
+    if report.missing:  # one compact block: a line per agent, the directories searched once
+        out.line(out.bold(f"not installed ({len(report.missing)}):"))
+        width = max(len(m.id) for m in report.missing)
+        for missing in report.missing:
+            out.line(f"  {out.red('✗')} {missing.id.ljust(width)}  {missing.name} — {missing.install_hint}")
+        searched = list(dict.fromkeys(d for m in report.missing for d in m.searched))
+        if searched:
+            shown = searched if verbose else searched[:6]
+            more = "" if len(shown) == len(searched) else " … (-v lists them all)"
+            out.line(out.dim(f"  searched {len(searched)} directories: {', '.join(shown)}{more}"))
     for diagnostic in report.diagnostics:
         out.line(out.yellow(f"! {diagnostic.message}"))
 
@@ -552,6 +553,9 @@ def build_parser(commands: Sequence[CliCommand] = ()) -> argparse.ArgumentParser
     )
     parser.add_argument("--no-color", action="store_true", help="plain output")
     parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also show the agents' advisory notices (info diagnostics)"
+    )
+    parser.add_argument(
         "--mock",
         metavar="SCRIPT.json",
         help="use only the scripted agent 'mock' playing this script (for trying and testing)",
@@ -648,7 +652,11 @@ COMMANDS = {
 
 async def _main(args: argparse.Namespace) -> int:
     # ``run``'s standard output is the answer alone (``run claude hi > out.txt``): the rest to stderr
-    out = Renderer(color=False if args.no_color else None, side=sys.stderr if args.command == "run" else None)
+    out = Renderer(
+        color=False if args.no_color else None,
+        side=sys.stderr if args.command == "run" else None,
+        verbose=args.verbose,
+    )
     plugin_command: CliCommand | None = getattr(args, "plugin_command", None)
     handler = COMMANDS.get(args.command)
     if args.mock:
