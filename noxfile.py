@@ -1,5 +1,5 @@
 """Contributor commands: ``nox -s tests``, ``nox -s lint``, ``nox -s demo``, ``nox -s bench``, ``nox -s live``,
-``nox -s fuzz``."""
+``nox -s fuzz``, ``nox -s install`` (the README's install lines in a fresh environment)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ ROOT = Path(__file__).parent
 PACKAGES = sorted(p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists())
 TEST_DEPS = [
     "pytest>=8",
-    "anyio[trio]>=4.4",
+    "anyio[trio]>=4.7",
     "hypothesis>=6.100",
     "pexpect>=4.9",
     "pyte>=0.8",  # the CLI's pseudo-terminal tests read the screen a person would see
@@ -76,6 +76,33 @@ def fuzz(session: nox.Session) -> None:
     session.run("pytest", "-s", "-k", "fuzzed and asyncio", *tests, *session.posargs, env=env)
 
 
+_README_INSTALL = r"""
+import pathlib, re, shlex, subprocess, sys
+readme = pathlib.Path(sys.argv[1]).read_text(encoding="utf-8")
+section = readme.split("## Install", 1)[1].split("\n## ", 1)[0]
+block = re.search(r"```bash\n(.*?)```", section, re.S)[1]
+ran = 0
+for line in block.splitlines():
+    words = shlex.split(line, comments=True)
+    if words[:2] == ["pip", "install"]:  # the README's own lines, as written, with this environment's pip
+        print("$", shlex.join(words), flush=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *words[2:]], check=True)
+        ran += 1
+sys.exit(0 if ran else "no pip install line in the README's Install section")
+"""
+
+
+@nox.session(venv_backend="venv", reuse_venv=False)
+def install(session: nox.Session) -> None:
+    """The README's install lines, as written (pip, from the checkout), in a fresh environment; then
+    the installed command runs a turn."""
+    session.run("python", "-c", _README_INSTALL, str(ROOT / "README.md"))
+    session.run("anyagent", "--version")
+    session.run("python", "-c", "import anyagent, anyagent_claude, prompt_toolkit; print(anyagent.Runtime)")
+    session.run("anyagent", "plugins")
+    session.run("anyagent", "demo", "--yes")
+
+
 @nox.session
 def demo(session: nox.Session) -> None:
     """One turn through the whole stack, printed as a person would read it."""
@@ -89,7 +116,7 @@ def bench(session: nox.Session) -> None:
     _install_packages(session)
     # the SDKs are yardsticks: claude-agent-sdk for bench_claude, agent-client-protocol for bench_acp,
     # opencode-ai for bench_opencode
-    session.install("anyio[trio]>=4.4", "httpx", "claude-agent-sdk", "agent-client-protocol>=0.12,<0.13", "opencode-ai")
+    session.install("anyio[trio]>=4.7", "httpx", "claude-agent-sdk", "agent-client-protocol>=0.12,<0.13", "opencode-ai")
     for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
         session.run("python", str(script), *session.posargs)
 

@@ -115,3 +115,37 @@ def test_a_stdio_install_does_not_pull_the_http_stack_or_the_terminal_ui() -> No
     assert _names(extras["http"]) == {"httpx", "httpx-sse"}
     assert _names(extras["cli"]) == {"prompt-toolkit"}
     assert "pytest" in _names(by_name["anyagent-testkit"]["dependencies"])
+
+
+def _requirement(requirements: object, name: str) -> list[str]:
+    assert isinstance(requirements, list)
+    return [r for r in requirements if re.split(r"[\s\[<>=!~;]", r, maxsplit=1)[0].lower() == name]
+
+
+def test_every_package_pins_the_core_to_its_0x_series_and_one_anyio_floor() -> None:
+    floors = set()
+    for package in PACKAGES:
+        project = _project(package)
+        extras = project.get("optional-dependencies", {})
+        assert isinstance(extras, dict)
+        every = [*project.get("dependencies", []), *(r for group in extras.values() for r in group)]  # type: ignore[misc]
+        if package.name != "anyagent-core":
+            assert _requirement(every, "anyagent-core") == ["anyagent-core>=0.1,<0.2"], package.name
+        floors |= {re.sub(r"^anyio(\[trio\])?", "", r) for r in _requirement(every, "anyio")}
+    noxfile = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+    floors |= set(re.findall(r'"anyio(?:\[trio\])?(>=[\d.]+)"', noxfile))
+    assert floors == {">=4.7"}
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_the_version_is_written_in_one_place_the_source(package: Path) -> None:
+    project = _project(package)
+    assert "version" not in project and project["dynamic"] == ["version"]
+    with (package / "pyproject.toml").open("rb") as file:
+        source = package / tomllib.load(file)["tool"]["hatch"]["version"]["path"]
+    written = re.findall(r'(?m)^__version__ = "([^"]+)"$', source.read_text(encoding="utf-8"))
+    assert len(written) == 1
+    # nowhere else in the package's source
+    for path in (package / "src").rglob("*.py"):
+        if path != source:
+            assert not re.search(r'(?m)^__version__ = "', path.read_text(encoding="utf-8")), path

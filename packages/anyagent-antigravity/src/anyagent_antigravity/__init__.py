@@ -23,4 +23,6 @@ else:
         },
     )
 
-__all__ = ["PROFILE", "SERVER", "AgyAdapter", "AgyDriver", "Translator"]
+__version__ = "0.1.0"
+
+__all__ = ["PROFILE", "SERVER", "AgyAdapter", "AgyDriver", "Translator", "__version__"]

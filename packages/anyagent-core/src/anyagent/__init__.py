@@ -145,7 +145,7 @@ from ._types import (
 if _typing.TYPE_CHECKING:  # imported on first use (``__getattr__``): pluggy is needed only when plugins load
     from .hookspecs import hookimpl
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "Account",

@@ -543,7 +543,7 @@ async def cmd_demo(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
 
 def build_parser(commands: Sequence[CliCommand] = ()) -> argparse.ArgumentParser:
     """The command line: the built-in subcommands, then ``commands`` (plugins' own) whose names are free."""
-    from . import __version__
+    from ._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="anyagent", description="One interface to every coding agent on this machine."
