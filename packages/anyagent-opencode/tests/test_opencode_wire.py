@@ -10,25 +10,39 @@ import os
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from opencode_harness import WAIT, proc_file, replay_installation, runtime_with_env, server_password
 
 from anyagent import (
+    AgentInstallation,
+    Cancelled,
     Completed,
+    CredentialPolicy,
     Diagnostic,
     DiagnosticCode,
     Failed,
     InvalidConfiguration,
     McpServer,
+    McpTool,
     MessageEnded,
     RequestOpened,
+    Runtime,
     SessionOptions,
+    TextDelta,
+    ToolKind,
+    ToolOutputDelta,
+    ToolStatus,
+    ToolUpdated,
     TurnEnded,
     UnsupportedFeature,
     seam,
 )
 from anyagent_opencode import PROFILE, OpencodeAdapter, OpencodeDriver
+from anyagent_opencode import adapter as adapter_module
+from anyagent_opencode.translate import STREAM_INTERVAL, STREAM_LIMIT, Translator
 from anyagent_testkit.events import EventReader, kinds, text_of
+from anyagent_testkit.replay import write_replayer_shim
 
 pytestmark = pytest.mark.anyio
 
@@ -290,3 +304,237 @@ async def test_a_listed_slash_command_goes_to_the_command_route(tmp_path: Path) 
     events = await _one_turn(tmp_path, t, "/init now")
     assert text_of(events) == "AGENTS.md written"
     assert [type(e.stop) for e in kinds(events, TurnEnded)] == [Completed]
+
+
+async def _cancelled_then_next(tmp_path: Path, timeline: Timeline) -> tuple[list[Any], list[Any], float]:
+    """Prompt, cancel once text streams, then prompt again: both turns' events, and how long close took."""
+    installation = replay_installation(tmp_path / "bin", timeline.write(tmp_path / "t.jsonl"))
+    async with runtime_with_env(dict(os.environ)) as runtime:
+        session, events = await runtime.open(installation, SessionOptions.in_dir(tmp_path))
+        reader = EventReader(events, timeout=WAIT)
+        await session.prompt("first")
+        await reader.kind(TextDelta)
+        await session.cancel()
+        first = await reader.turn()
+        await session.prompt("second")
+        second = await reader.turn(timeout=15.0)  # well inside the HTTP client's 60 s timeout
+        started = anyio.current_time()
+        await session.close()
+        return first, second, anyio.current_time() - started
+
+
+async def test_an_abort_never_answered_blocks_neither_the_next_prompt_nor_close(tmp_path: Path) -> None:
+    """opencode stops the run but never answers ``POST /abort``: the next prompt still goes at once
+    (before: it waited in the command loop for the HTTP timeout, 60 s) and close is quick (before: 5 s)."""
+    t = Timeline()
+    stream = t.handshake()
+    t.exchange("POST", f"/session/{SID}/prompt_async", 204, None)
+    _status(stream, t, "busy")
+    t.event(stream, "message.updated", info={"id": MSG, "sessionID": SID, "role": "assistant", "time": {}})
+    t.event(stream, "message.part.delta", sessionID=SID, messageID=MSG, partID="prt_t", field="text", delta="Hel")
+    t.request("POST", f"/session/{SID}/abort")  # never answered
+    _status(stream, t, "idle")
+    t.event(stream, "session.idle", sessionID=SID)
+    t.exchange("POST", f"/session/{SID}/prompt_async", 204, None)
+    _status(stream, t, "busy")
+    second = "msg_3"
+    t.event(stream, "message.updated", info={"id": second, "sessionID": SID, "role": "assistant", "time": {}})
+    t.event(stream, "message.part.updated", sessionID=SID, part=_part("again", True, "prt_2", second))
+    _status(stream, t, "idle")
+    t.event(stream, "session.idle", sessionID=SID)
+    first, after, closing = await _cancelled_then_next(tmp_path, t)
+    assert [type(e.stop) for e in kinds(first, TurnEnded)] == [Cancelled]
+    assert text_of(after) == "again" and [type(e.stop) for e in kinds(after, TurnEnded)] == [Completed]
+    assert closing < 2.0
+
+
+async def test_a_stream_that_stalls_without_heartbeats_is_reopened_and_resynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The event stream goes silent mid-turn (no events, no heartbeats, the connection open) after the
+    server has sent heartbeats: missed heartbeats count as a drop, so the stream is reopened and the
+    turn the server finished meanwhile ends (before: it never ended)."""
+    monkeypatch.setattr(adapter_module, "HEARTBEAT_TIMEOUT", 1.0)
+    t = Timeline()
+    first = t.handshake()
+    t.event(first, "server.heartbeat")
+    t.exchange("POST", f"/session/{SID}/prompt_async", 204, None)
+    _status(first, t, "busy")
+    t.event(first, "message.updated", info={"id": MSG, "sessionID": SID, "role": "assistant", "time": {}})
+    t.event(first, "message.part.delta", sessionID=SID, messageID=MSG, partID="prt_t", field="text", delta="Hel")
+    # silence: the first stream stays open and says nothing more
+    t.stream()
+    t.resync([_message(MSG, LATER, _part("Hello", True), done=True)], {})
+    started = anyio.current_time()
+    events = await _one_turn(tmp_path, t)
+    assert text_of(events) == "Hello"
+    assert [type(e.stop) for e in kinds(events, TurnEnded)] == [Completed]
+    assert anyio.current_time() - started < 10.0
+
+
+async def test_a_server_that_never_sent_a_heartbeat_is_not_watched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A quiet stream from a server that sends no heartbeats at all is not counted as a drop."""
+    monkeypatch.setattr(adapter_module, "HEARTBEAT_TIMEOUT", 0.3)
+    t = Timeline()
+    stream = t.handshake()
+    t.exchange("POST", f"/session/{SID}/prompt_async", 204, None)
+    _status(stream, t, "busy")
+    t.event(stream, "message.updated", info={"id": MSG, "sessionID": SID, "role": "assistant", "time": {}})
+    gap = len(t.lines)  # a second of silence before the rest (the replayer paces by _t)
+    t.event(stream, "message.part.updated", sessionID=SID, part=_part("late", True))
+    _status(stream, t, "idle")
+    t.event(stream, "session.idle", sessionID=SID)
+    for number, line in enumerate(t.lines):
+        line["_t"] = 0.0 if number < gap else 1.0
+    shim = write_replayer_shim(
+        tmp_path / "bin", t.write(tmp_path / "t.jsonl"), name="opencode", http=True, strict=True, realtime=True
+    )
+    async with runtime_with_env(dict(os.environ)) as runtime:
+        session, events_ = await runtime.open(AgentInstallation.at("opencode", shim), SessionOptions.in_dir(tmp_path))
+        async with session:
+            reader = EventReader(events_, timeout=WAIT)
+            await session.prompt("hi")
+            events = await reader.turn()
+    assert text_of(events) == "late"
+    assert [type(e.stop) for e in kinds(events, TurnEnded)] == [Completed]
+
+
+async def test_own_only_keeps_the_provider_keys_opencode_logs_in_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``CredentialPolicy.OWN_ONLY`` keeps opencode's provider variables (before: it dropped them all,
+    like ``NONE``) and still drops another vendor's own key."""
+    t = Timeline()
+    t.handshake()
+    inner = replay_installation(tmp_path / "bin", t.write(tmp_path / "t.jsonl")).executable_path
+    dump = tmp_path / "environ.txt"
+    shim = tmp_path / "wrap" / "opencode"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nenv > "{dump}"\nexec "{inner}" "$@"\n', encoding="utf-8")
+    shim.chmod(0o755)
+    host = {
+        "ANTHROPIC_API_KEY": "sk-ant",
+        "OPENROUTER_API_KEY": "sk-or",
+        "AWS_SECRET_ACCESS_KEY": "aws",
+        "GOOGLE_APPLICATION_CREDENTIALS": "/creds.json",
+        "CODEX_API_KEY": "codex-own",
+    }
+    for name, value in host.items():
+        monkeypatch.setenv(name, value)
+    options = SessionOptions.in_dir(tmp_path).credentials(CredentialPolicy.OWN_ONLY)
+    async with Runtime() as runtime:  # the installed plugins: codex's profile names CODEX_API_KEY
+        session, _ = await runtime.open(AgentInstallation.at("opencode", shim), options)
+        await session.close()
+    seen = dict(line.split("=", 1) for line in dump.read_text(encoding="utf-8").splitlines() if "=" in line)
+    assert seen["ANTHROPIC_API_KEY"] == "sk-ant" and seen["OPENROUTER_API_KEY"] == "sk-or"
+    assert seen["AWS_SECRET_ACCESS_KEY"] == "aws" and seen["GOOGLE_APPLICATION_CREDENTIALS"] == "/creds.json"
+    assert "CODEX_API_KEY" not in seen
+
+
+def _tool_part(call: str, tool: str, state: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": f"prt_{call}",
+        "messageID": MSG,
+        "sessionID": SID,
+        "type": "tool",
+        "callID": call,
+        "tool": tool,
+        "state": state,
+    }
+
+
+async def test_mcp_tools_are_mcp_tools_and_a_running_commands_output_streams(tmp_path: Path) -> None:
+    """opencode names an MCP tool ``<server>_<tool>`` (sanitized): it is ``McpTool(server, tool)``
+    (before: ``OTHER``); a running bash's ``metadata.output`` streams as ``ToolOutputDelta``s before
+    the tool completes (before: nothing until the end)."""
+    t = Timeline()
+    stream = t.handshake()
+    t.exchange("POST", f"/session/{SID}/prompt_async", 204, None)
+    _status(stream, t, "busy")
+    t.event(stream, "message.updated", info={"id": MSG, "sessionID": SID, "role": "assistant", "time": {}})
+    read = {"status": "completed", "input": {"path": "a"}, "output": "A", "title": "read a", "metadata": {}}
+    t.event(stream, "message.part.updated", sessionID=SID, part=_tool_part("c1", "my_files_read_file", read))
+    t.event(stream, "message.part.updated", sessionID=SID, part=_tool_part("c2", "other_tool", read))
+    command = {"command": "make"}
+    t.event(
+        stream,
+        "message.part.updated",
+        sessionID=SID,
+        part=_tool_part("c3", "bash", {"status": "running", "input": command, "metadata": {"output": ""}}),
+    )
+    t.event(
+        stream,
+        "message.part.updated",
+        sessionID=SID,
+        part=_tool_part("c3", "bash", {"status": "running", "input": command, "metadata": {"output": "one\n"}}),
+    )
+    t.event(
+        stream,
+        "message.part.updated",
+        sessionID=SID,
+        part=_tool_part("c3", "bash", {"status": "running", "input": command, "metadata": {"output": "one\ntwo\n"}}),
+    )
+    done = {
+        "status": "completed",
+        "input": command,
+        "output": "one\ntwo\nthree\n",
+        "metadata": {"output": "one\ntwo\nthree\n", "exit": 0},
+    }
+    t.event(stream, "message.part.updated", sessionID=SID, part=_tool_part("c3", "bash", done))
+    _status(stream, t, "idle")
+    t.event(stream, "session.idle", sessionID=SID)
+    installation = replay_installation(tmp_path / "bin", t.write(tmp_path / "t.jsonl"), strict=True)
+    options = SessionOptions.in_dir(tmp_path).mcp_server(McpServer.stdio("my.files", "mcp-files"))
+    async with runtime_with_env(dict(os.environ)) as runtime:
+        session, events = await runtime.open(installation, options)
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt("hi")
+            turn = await reader.turn()
+    tools = {u.tool.id: u.tool for u in kinds(turn, ToolUpdated)}
+    assert tools["c1"].kind == McpTool("my.files", "read_file")
+    assert tools["c2"].kind == ToolKind.OTHER and tools["c3"].kind == ToolKind.EXECUTE
+    deltas = [d for d in kinds(turn, ToolOutputDelta) if d.tool_id == "c3"]
+    assert "".join(d.text for d in deltas) == "one\ntwo\nthree\n"
+    first_delta = next(n for n, e in enumerate(turn) if isinstance(e.kind, ToolOutputDelta))
+    completed = next(
+        n
+        for n, e in enumerate(turn)
+        if isinstance(e.kind, ToolUpdated) and e.kind.tool.id == "c3" and e.kind.tool.status == ToolStatus.COMPLETED
+    )
+    assert first_delta < completed
+
+
+def test_streamed_output_is_bounded_in_rate_and_size() -> None:
+    """At most one delta per ``STREAM_INTERVAL`` (what comes meanwhile joins the next one), at most
+    ``STREAM_LIMIT`` characters in all; nothing held back is lost when the tool finishes."""
+    now = [0.0]
+    translator = Translator(SID, clock=lambda: now[0])
+    sent: list[str] = []
+
+    def feed(status: str, output: str) -> None:
+        state: dict[str, Any] = {"status": status, "input": {"command": "yes"}, "metadata": {"output": output}}
+        if status == "completed":
+            state["output"] = output
+        part = _tool_part("c1", "bash", state)
+        out = translator.feed({"type": "message.part.updated", "properties": {"sessionID": SID, "part": part}})
+        sent.extend(
+            e.kind.text for e in out.events if isinstance(e, seam.Content) and isinstance(e.kind, ToolOutputDelta)
+        )
+
+    text = ""
+    for _ in range(100):  # 100 snapshots within 0.01 s: one delta, the rest held back
+        text += "y\n"
+        now[0] += 0.0001
+        feed("running", text)
+    assert len(sent) == 1
+    now[0] += STREAM_INTERVAL
+    feed("running", text + "z\n")
+    assert len(sent) == 2 and "".join(sent) == text + "z\n"
+    huge = text + "z\n" + "x" * (2 * STREAM_LIMIT)
+    now[0] += STREAM_INTERVAL
+    feed("running", huge)
+    feed("completed", huge)
+    assert "".join(sent) == huge[:STREAM_LIMIT]

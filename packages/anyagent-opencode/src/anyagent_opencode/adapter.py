@@ -6,10 +6,12 @@ recorded), waits for its "listening" line, then creates (or resumes, or forks) t
 reads the provider list for the ``model`` and ``effort`` options.
 
 The driver keeps one ``/event`` subscription (read by the ``DriverLoop``'s reader task; reopened
-when it drops, with a resync through the REST API so nothing is lost or sent twice), sends prompts
-with ``prompt_async``, answers permissions (``once`` / ``always`` / ``reject``) and questions, and
-ends each turn once: when our session goes idle after our prompt (``Cancelled`` when we aborted
-it, ``Failed`` with opencode's message after a ``session.error``).
+when it drops or stalls — heartbeats missed — with a resync through the REST API so nothing is
+lost or sent twice), sends prompts with ``prompt_async``, answers permissions (``once`` /
+``always`` / ``reject``) and questions, and ends each turn once: when our session goes idle after
+our prompt (``Cancelled`` when we aborted it — the abort itself runs beside the command loop,
+bounded, since opencode may never answer it — ``Failed`` with opencode's message after a
+``session.error``).
 """
 
 from __future__ import annotations
@@ -95,6 +97,14 @@ RECONNECTS = 5
 
 REOPEN_TIMEOUT = 10.0
 """Seconds one attempt to (re)open ``/event`` may wait for the server's answer (a failure then)."""
+
+ABORT_TIMEOUT = 10.0
+"""Seconds a ``POST /abort`` may wait for its answer (it runs beside the command loop, never in it:
+opencode sometimes stops the run without ever answering)."""
+
+HEARTBEAT_TIMEOUT = 25.0
+"""Seconds of silence on ``/event`` that count as a dropped stream, once the server has sent a
+``server.heartbeat`` (opencode sends one every 10 s): the stream is then reopened and resynced."""
 
 ATTACHMENT_LIMIT = 20 * 1024 * 1024
 
@@ -238,7 +248,8 @@ class OpencodeDriver(seam.Driver):
             if isinstance(value, str):
                 self.configuration[key] = value
         current = self.models.get(self.configuration.get("model", ""))
-        self.translator = Translator(self.session_id, current.context if current else None)
+        servers = [server.name for server in request.options.mcp_servers]
+        self.translator = Translator(self.session_id, current.context if current else None, servers)
         self.info = self._info()
         self.requests: toolkit.RequestBook[tuple[str, str]] = toolkit.RequestBook(self._decline)
         self.loop: toolkit.DriverLoop[object] = toolkit.DriverLoop(
@@ -626,7 +637,21 @@ class OpencodeDriver(seam.Driver):
         # forget them here (the engine's Declines that follow then find nothing to answer)
         for request_id in self.requests.find(lambda handle: True):
             self.requests.take(request_id)
-        await self._post(f"/session/{self.session_id}/abort", None, DiagnosticCode.AGENT_ERROR)
+        # never in the command loop: a server that stops the run but leaves the abort unanswered
+        # must not hold up the next prompt (or close) until the HTTP timeout
+        self.loop.start_soon(self._abort)
+
+    async def _abort(self) -> None:
+        path = f"/session/{self.session_id}/abort"
+        try:
+            reply = await self.http.request("POST", path, timeout=ABORT_TIMEOUT)
+        except ProtocolFailed as exc:
+            await self.loop.diagnostic(f"POST {path} failed: {exc}", DiagnosticCode.WRITE_FAILED)
+            return
+        if not reply.ok:
+            await self.loop.diagnostic(
+                f"opencode refused POST {path} ({reply.status}): {reply.text[:300]}", DiagnosticCode.AGENT_ERROR
+            )
 
     async def _configure(self, command: seam.Configure) -> None:
         value = command.value
@@ -699,7 +724,9 @@ class EventSource:
     """The loop's frame source: the events of ``/event``, read in the loop's reader task (no
     hand-off between tasks per event). When the stream drops it is reopened (at most
     ``RECONNECTS`` failures in a row, with back-off; an attempt the server leaves unanswered
-    fails after ``REOPEN_TIMEOUT``) and a ``_Resync`` comes first. Out of retries, a ``_GaveUp``
+    fails after ``REOPEN_TIMEOUT``) and a ``_Resync`` comes first. A stream that stays silent for
+    ``HEARTBEAT_TIMEOUT`` after the server has sent heartbeats counts as dropped (a stall with the
+    connection open). Out of retries, a ``_GaveUp``
     comes, then the end (``anyio.EndOfStream``: the loop ends the session); it ends at once when
     ``gone()``."""
 
@@ -713,6 +740,7 @@ class EventSource:
         self._failures = 0
         self._problem = "it ended"
         self._done = False
+        self._heartbeats = False  # once the server sent one, silence past HEARTBEAT_TIMEOUT is a drop
 
     async def receive(self) -> object:
         while True:
@@ -741,11 +769,13 @@ class EventSource:
                 if self._opened > 1:
                     return _Resync()
             try:
-                event = await self._stream.__anext__()
-            except (StopAsyncIteration, ProtocolFailed) as exc:
+                with anyio.fail_after(HEARTBEAT_TIMEOUT if self._heartbeats else None):
+                    event = await self._stream.__anext__()
+            except (StopAsyncIteration, ProtocolFailed, TimeoutError) as exc:
                 await self.aclose()
                 self._failures += 1
-                self._problem = str(exc) or "the server ended it"
+                stalled = f"no event or heartbeat for {HEARTBEAT_TIMEOUT:g} s"
+                self._problem = stalled if isinstance(exc, TimeoutError) else str(exc) or "the server ended it"
                 continue
             return self._frame(event)
 
@@ -758,8 +788,12 @@ class EventSource:
         return self._frame(self._stream.receive_nowait())
 
     def _frame(self, event: SseEvent) -> object:
-        if self._failures and event.data is not None and j.obj(event.data).get("type") != "server.connected":
-            self._failures = 0
+        if (self._failures or not self._heartbeats) and event.data is not None:  # off the hot path once settled
+            kind = j.obj(event.data).get("type")
+            if kind == "server.heartbeat":
+                self._heartbeats = True
+            if self._failures and kind != "server.connected":
+                self._failures = 0
         return event.data if event.data is not None else event.text
 
     async def aclose(self) -> None:

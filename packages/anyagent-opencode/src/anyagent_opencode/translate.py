@@ -16,7 +16,9 @@ is surfaced once, however often opencode lists it.
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterable, Mapping
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -28,6 +30,7 @@ from anyagent import (
     DiagnosticCode,
     DiagnosticInfo,
     DiagnosticLevel,
+    McpTool,
     MessageEnded,
     PermissionChoice,
     PermissionRequest,
@@ -42,6 +45,8 @@ from anyagent import (
     TextDelta,
     ToolInput,
     ToolKind,
+    ToolKindValue,
+    ToolOutputDelta,
     ToolStatus,
     ToolUpdate,
     ToolUpdated,
@@ -50,7 +55,15 @@ from anyagent import (
 from anyagent import jsonread as j
 from anyagent.seam import OUTPUT_CAP
 
-__all__ = ["QUIET_EVENTS", "Asked", "Settled", "Translation", "Translator"]
+__all__ = ["QUIET_EVENTS", "STREAM_INTERVAL", "STREAM_LIMIT", "Asked", "Settled", "Translation", "Translator"]
+
+STREAM_INTERVAL = 0.05
+"""Seconds between two ``ToolOutputDelta``s of one running tool: what opencode reports meanwhile
+joins the next one (at most 20 a second per tool; the rest is sent when the tool finishes)."""
+
+STREAM_LIMIT = 1024 * 1024
+"""Characters of one tool's output streamed as ``ToolOutputDelta``s; past it only the tool's
+final snapshot carries the output."""
 
 QUIET_EVENTS = frozenset(
     {
@@ -159,9 +172,21 @@ class Translation:
 class Translator:
     """The state one session's events need: child sessions, parts sent, message roles, tools."""
 
-    def __init__(self, session_id: str, context_window: int | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        context_window: int | None = None,
+        mcp_servers: Iterable[str] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.session_id = session_id
+        self._clock = clock
         self.context_window = context_window
+        # opencode names an MCP tool ``<server>_<tool>``, both with [^a-zA-Z0-9_-] turned into "_";
+        # a longer server name is tried before a shorter one it starts with
+        self._mcp = sorted(((_sanitized(name) + "_", name) for name in mcp_servers if name), key=lambda p: -len(p[0]))
+        self._streams: dict[str, list[Any]] = {}
+        """A running tool's streamed output: [text seen, characters sent, when last sent]."""
         self.children: dict[str, str | None] = {}
         """Task-tool child session id → the parent's tool call id (None until known)."""
         self._roles: dict[str, str] = {}
@@ -326,12 +351,15 @@ class Translator:
                 self.children[child] = call
         if not status.active:
             self._finished.add(call)
-        if self._tools.get(call) == key or call in self._settled:
+        if call in self._settled:
+            return
+        self._stream(call, status, metadata, output, out, parent)
+        if self._tools.get(call) == key:
             return
         self._tools[call] = key
         update = ToolUpdate(
             call,
-            TOOL_KINDS.get(name, ToolKind.OTHER),
+            self.tool_kind(name),
             title,
             status,
             _tool_input(name, arguments),
@@ -340,12 +368,59 @@ class Translator:
         )
         self._content(out, ToolUpdated(update), parent)
 
+    def _stream(
+        self,
+        call: str,
+        status: ToolStatus,
+        metadata: Mapping[str, Any],
+        output: str | None,
+        out: Translation,
+        parent: str | None,
+    ) -> None:
+        """A running tool's output so far (opencode's ``metadata.output``, cumulative) as
+        ``ToolOutputDelta``s: at most one per ``STREAM_INTERVAL``, ``STREAM_LIMIT`` characters in
+        all; when the tool finishes, what was held back goes first, before its final snapshot."""
+        text = metadata.get("output")
+        if not isinstance(text, str):
+            text = output if not status.active else None
+        stream = self._streams.get(call)
+        if stream is None:
+            if not status.active or not text:
+                return
+            stream = self._streams[call] = ["", 0, float("-inf")]
+        if text is not None:
+            seen, sent = stream[0], stream[1]
+            if text.startswith(seen[:sent]):
+                stream[0] = text[:STREAM_LIMIT]
+            else:  # opencode cut or rewrote what it had reported: nothing more streams
+                stream[0], stream[1] = seen[:sent], STREAM_LIMIT
+        now = self._clock()
+        if not status.active or now - stream[2] >= STREAM_INTERVAL:
+            seen, sent = stream[0], stream[1]
+            if len(seen) > sent:
+                stream[1], stream[2] = len(seen), now
+                self._content(out, ToolOutputDelta(call, seen[sent:]), parent)
+        if not status.active:
+            del self._streams[call]
+
+    def tool_kind(self, name: str) -> ToolKindValue:
+        """The kind of opencode tool ``name``: a built-in one's, or ``McpTool`` for one of the
+        session's MCP servers' tools."""
+        kind = TOOL_KINDS.get(name)
+        if kind is not None:
+            return kind
+        for prefix, server in self._mcp:
+            if name.startswith(prefix) and len(name) > len(prefix):
+                return McpTool(server, name[len(prefix) :])
+        return ToolKind.OTHER
+
     def settle_active_tools(self) -> None:
         """The turn ended: the engine now owns the end of every tool still active (it ends them
         ``CANCELLED`` or ``FAILED``), so later updates of those tools are not reported."""
         for call, key in self._tools.items():
             if key[0].active:
                 self._settled.add(call)
+                self._streams.pop(call, None)
 
     def tool_for(self, call: str, fallback: str, metadata: Mapping[str, Any]) -> ToolUpdate:
         """The tool a permission is about (its last known state, or one built from the request)."""
@@ -354,7 +429,7 @@ class Translator:
         arguments = dict(metadata) if not command else {"command": command}
         return ToolUpdate(
             call,
-            TOOL_KINDS.get(name, ToolKind.OTHER),
+            self.tool_kind(name),
             _title(name, arguments),
             ToolStatus.PENDING,
             _tool_input(name, arguments),
@@ -609,6 +684,10 @@ def _diagnostic(message: str, frame: object, *, bad: bool = False) -> seam.Conte
     code = DiagnosticCode.BAD_FRAME if bad else DiagnosticCode.UNKNOWN_FRAME
     raw = frame if isinstance(frame, (dict, list, str, int, float, bool)) or frame is None else repr(frame)
     return seam.Content(Diagnostic(DiagnosticInfo(message, DiagnosticLevel.INFO, code, raw)))
+
+
+def _sanitized(name: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", name)
 
 
 def _s(value: object, default: str = "") -> str:
