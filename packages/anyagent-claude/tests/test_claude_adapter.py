@@ -63,6 +63,12 @@ FAKE = Path(__file__).parent / "fake_claude.py"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 
 
+def _private_json(path: Path) -> Any:
+    """A file's JSON, once it is checked readable by this user only (0600 in a 0700 directory)."""
+    assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 class Fake:
     """A fake ``claude`` in ``tmp_path``: its executable, environment and stdin log."""
 
@@ -79,6 +85,12 @@ class Fake:
 
     def options(self) -> SessionOptions:
         return SessionOptions.in_dir(self.workspace)
+
+    def read(self, path: Path) -> str:
+        return path.read_text(encoding="utf-8")
+
+    def exists(self, path: Path) -> bool:
+        return path.exists()
 
     def records(self) -> list[dict[str, Any]]:
         if not self.log.exists():
@@ -119,10 +131,14 @@ async def test_launch_arguments_handshake_and_a_turn(tmp_path: Path) -> None:
         .mcp_server(McpServer.stdio("files", "/usr/bin/files-mcp", ["--stdio"], {"TOKEN": "t"}))
         .mcp_server(McpServer.http("remote", "https://example.invalid/mcp").with_header("Authorization", "Bearer x"))
         .mcp_server(McpServer.sse("events", "https://example.invalid/sse"))
+        .record_wire(tmp_path / "wire.jsonl")
     )
     async with runtime_with_env(fake.env) as runtime:
         session, events = await runtime.open(fake.agent, options)
         async with session:
+            # the MCP config (env values, header secrets) is in a file only this user reads, never in argv
+            mcp_file = Path(fake.argv()[fake.argv().index("--mcp-config") + 1])
+            config = _private_json(mcp_file)["mcpServers"]
             info = session.info()
             assert info.details.version == "9.9.9"
             assert info.details.auth == Authenticated(AuthKind.API_KEY, info.details.auth.account)  # type: ignore[union-attr]
@@ -137,7 +153,10 @@ async def test_launch_arguments_handshake_and_a_turn(tmp_path: Path) -> None:
     assert argv[argv.index("--session-id") + 1] == token
     assert argv[argv.index("--model") + 1] == "haiku"
     assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
-    config = json.loads(argv[argv.index("--mcp-config") + 1])["mcpServers"]
+    assert not fake.exists(mcp_file.parent)  # removed with the session
+    recorded = fake.read(tmp_path / "wire.jsonl")
+    for secret in ('"t"', "Bearer x"):
+        assert secret not in json.dumps(argv) and secret not in recorded
     assert config == {
         "files": {"type": "stdio", "command": "/usr/bin/files-mcp", "args": ["--stdio"], "env": {"TOKEN": "t"}},
         "remote": {"type": "http", "url": "https://example.invalid/mcp", "headers": {"Authorization": "Bearer x"}},
@@ -677,3 +696,22 @@ async def test_plan_is_reported_only_when_system_init_lists_todo_write(tmp_path:
             await session.prompt("hi")
             await EventReader(events, timeout=WAIT).turn()
             assert session.info().details.capabilities.supports(Capability.PLAN) == ("TodoWrite" in tools)
+
+
+@pytest.mark.parametrize(
+    ("account", "plan_usage"),
+    [
+        ('{"apiKeySource": "ANTHROPIC_API_KEY"}', False),
+        ('{"email": "me@example.com", "subscriptionType": "max", "tokenSource": "claude.ai"}', True),
+    ],
+)
+async def test_plan_usage_is_reported_only_for_a_login_with_a_plan(
+    tmp_path: Path, account: str, plan_usage: bool
+) -> None:
+    """An API-key login has no plan quota (``plan_usage`` raises ``UnsupportedFeature`` there), so
+    ``PLAN_USAGE`` is reported only for a subscription login (before: always)."""
+    fake = Fake(tmp_path, FAKE_CLAUDE_ACCOUNT=account)
+    async with runtime_with_env(fake.env) as runtime:
+        session, _events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            assert (Capability.PLAN_USAGE in session.info().details.capabilities) is plan_usage

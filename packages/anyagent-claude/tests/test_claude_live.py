@@ -13,7 +13,7 @@ import pytest
 from claude_harness import RECORDINGS, SANITIZED_ROOT, Harness, recording_wanted, runtime_with_env, sanitize
 from claude_scenarios import SCENARIOS
 
-from anyagent import AgentInstallation, AuthRequired, SessionOptions, Unauthenticated, UnsupportedFeature
+from anyagent import AgentInstallation, AuthRequired, McpServer, SessionOptions, Unauthenticated, UnsupportedFeature
 from anyagent_testkit.live import LiveAgent
 
 pytestmark = [pytest.mark.live, pytest.mark.anyio]
@@ -54,3 +54,61 @@ async def test_plan_usage_needs_a_subscription(live_agent: Callable[..., LiveAge
     async with runtime_with_env(agent.env) as runtime:
         with pytest.raises(UnsupportedFeature):
             await runtime.plan_usage(installation)
+
+
+MCP_ENV_SERVER = r"""
+import json, os, sys
+with open(os.environ["PROBE_OUT"], "w") as out:
+    out.write(os.environ.get("PROBE_SECRET", ""))
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message or message.get("method") is None:
+        continue
+    if message["method"] == "initialize":
+        result = {"protocolVersion": message.get("params", {}).get("protocolVersion", "2025-06-18"),
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "probe", "version": "1"}}
+    elif message["method"] == "tools/list":
+        result = {"tools": []}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+async def test_mcp_secrets_reach_the_server_from_a_private_file_not_argv(
+    live_agent: Callable[..., LiveAgent], fake_model: object, tmp_path: Path
+) -> None:
+    """The real claude reads ``--mcp-config`` from the 0600 file: the stdio server starts with its env
+    value, which is in neither claude's command line nor the wire recording."""
+    import sys
+
+    import anyio
+
+    agent = live_agent("claude")
+    out = tmp_path / "probe.out"
+    secret = "s3cret-value-for-the-probe"
+    server = McpServer.stdio(
+        "probe", sys.executable, ["-c", MCP_ENV_SERVER], {"PROBE_SECRET": secret, "PROBE_OUT": str(out)}
+    )
+    options = SessionOptions.in_dir(agent.workspace).mcp_server(server).record_wire(tmp_path / "wire.jsonl")
+    installation = AgentInstallation.at("claude", agent.executable)
+    async with runtime_with_env(agent.env) as runtime:
+        session, _events = await runtime.open(installation, options)
+        async with session:
+            with anyio.fail_after(60):
+                while not out.exists() or not out.read_text():
+                    await anyio.sleep(0.1)
+            assert out.read_text() == secret
+            assert not _on_a_command_line(secret)
+    assert secret not in (tmp_path / "wire.jsonl").read_text(encoding="utf-8")
+
+
+def _on_a_command_line(secret: str) -> bool:
+    """Whether any process's ``/proc/PID/cmdline`` holds ``secret``."""
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if secret.encode() in path.read_bytes():
+                return True
+        except OSError:
+            continue
+    return False

@@ -23,8 +23,10 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
+import anyio
 import attrs
 
 from anyagent import (
@@ -32,6 +34,8 @@ from anyagent import (
     AgentError,
     AgentInstallation,
     AgentProfile,
+    Authenticated,
+    AuthKind,
     AuthRequired,
     AuthStatus,
     Cancelled,
@@ -54,7 +58,7 @@ from anyagent import jsonread as j
 
 from . import frames
 from .connection import CLOSE_GRACE, CONTROL_TIMEOUT, Connection, ExitHints, Incoming
-from .launch import LaunchSpec, claude_args
+from .launch import LaunchSpec, claude_args, mcp_config, remove_private_file, write_private_file
 from .profile import BASE_ARGS, PROFILE
 from .prompt import prompt_content
 from .settings import Model, auth_status, commands_of, config_options, models_of, own_mode
@@ -76,10 +80,13 @@ CAPABILITIES = Capabilities.of(
     Capability.SLASH_COMMANDS,
     Capability.SUBAGENTS,
     Capability.CONTEXT_USAGE,
-    Capability.PLAN_USAGE,
     mcp_transports=("stdio", "http", "sse"),
 )
 """What a Claude Code session reports (no ``STEER``: a mid-turn prompt waits for its own turn).
+
+``PLAN_USAGE`` is added for a login that has a plan (a subscription: ``initialize.account`` names
+its ``subscriptionType`` or a subscription token), as codex does: an API-key login has no plan
+quota, so ``plan_usage`` would raise ``UnsupportedFeature``.
 
 ``PLAN`` is added once the CLI's ``system/init`` lists ``TodoWrite`` among the model's tools (and
 dropped when a later one does not): claude 2.1.332 leaves ``TodoWrite`` out of SDK sessions, so a
@@ -113,6 +120,8 @@ class _Setup:
     launch: toolkit.Launch
     login: tuple[LoginMethod, ...]
     hints: ExitHints
+    mcp_file: Path | None = None
+    """The private (0600) ``--mcp-config`` file, removed when the session ends."""
 
     @property
     def options(self) -> SessionOptions:
@@ -121,16 +130,27 @@ class _Setup:
 
     async def open(self, spec: LaunchSpec) -> Connection:
         """Spawn ``claude`` for ``spec`` and handshake."""
-        argv = [*self.launch.argv, *claude_args(self.options, spec)]
+        argv = [*self.launch.argv, *claude_args(self.options, spec, self.mcp_file)]
         return await Connection.open(self.launch, argv, hints=self.hints, resuming=spec.resume is not None)
 
 
 @asynccontextmanager
-async def _launching(request: seam.ConnectRequest, *, record: bool = True) -> AsyncIterator[_Setup]:
-    """A ``_Setup`` whose processes and recorder are cleaned up if the block fails."""
+async def _launching(request: seam.ConnectRequest, *, record: bool = True, mcp: bool = True) -> AsyncIterator[_Setup]:
+    """A ``_Setup`` whose processes, recorder and MCP config file are cleaned up if the block
+    fails (on success the file belongs to the driver). ``mcp=False`` (side launches) passes no
+    MCP servers."""
     async with toolkit.launching(request, default_args=BASE_ARGS, env_defaults=ENV_DEFAULTS, record=record) as launch:
         login = _login(request.installation, request.profile, request.options)
-        yield _Setup(launch, login, _hints(request.profile, login))
+        servers = request.options.mcp_servers
+        config = mcp_config(servers) if mcp and servers else None
+        path = await anyio.to_thread.run_sync(write_private_file, "mcp.json", config) if config else None
+        try:
+            yield _Setup(launch, login, _hints(request.profile, login), path)
+        except BaseException:
+            if path is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(remove_private_file, path)
+            raise
 
 
 async def _version(connection: Connection, hints: ExitHints) -> str | None:
@@ -160,7 +180,7 @@ class ClaudeAdapter(seam.Adapter):
     async def probe_auth(self, request: seam.ConnectRequest) -> AuthStatus | None:
         """Launch without tools or a transcript, read the login from ``initialize``, stop (~0.5 s)."""
         request = attrs.evolve(request, options=request.options.without_tools())
-        async with _launching(request, record=False) as setup:
+        async with _launching(request, record=False, mcp=False) as setup:
             connection = await setup.open(LaunchSpec())
         try:
             return auth_status(j.obj(connection.init.get("account")), setup.launch.env, setup.login)
@@ -175,7 +195,7 @@ class ClaudeAdapter(seam.Adapter):
         """Ask a throwaway ``claude`` for ``get_usage`` (about a second)."""
         options = SessionOptions.in_dir(os.getcwd()).without_tools()
         request = seam.ConnectRequest(installation, profile, options, "plan-usage", dict(self.environment()))
-        async with _launching(request, record=False) as setup:
+        async with _launching(request, record=False, mcp=False) as setup:
             connection = await setup.open(LaunchSpec())
         try:
             auth = auth_status(j.obj(connection.init.get("account")), setup.launch.env, setup.login)
@@ -257,7 +277,7 @@ class ClaudeDriver(seam.Driver):
         details = AgentDetails(
             version=self._version,
             auth=self._auth,
-            capabilities=CAPABILITIES.with_(Capability.PLAN) if self._plan else CAPABILITIES,
+            capabilities=self._capabilities(),
             config_options=self._options,
             commands=self._commands,
         )
@@ -269,6 +289,12 @@ class ClaudeDriver(seam.Driver):
             ends_agent_turns=True,
             tools_disabled=self._setup.options.no_tools,
         )
+
+    def _capabilities(self) -> Capabilities:
+        capabilities = CAPABILITIES.with_(Capability.PLAN) if self._plan else CAPABILITIES
+        if isinstance(self._auth, Authenticated) and self._auth.kind is AuthKind.SUBSCRIPTION:
+            capabilities = capabilities.with_(Capability.PLAN_USAGE)
+        return capabilities
 
     async def _info_changed(self) -> None:
         self._options, self._config = config_options(self._models, self._config, bypass=self._bypass)
@@ -291,6 +317,10 @@ class ClaudeDriver(seam.Driver):
 
     async def _cleanup(self) -> None:
         self._connection.fail("the session closed")
+        path = self._setup.mcp_file
+        if path is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(remove_private_file, path)
 
     # -- the wire
 

@@ -8,14 +8,18 @@ message, the settings to start with). Out: the flags that follow the protocol ar
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
 
 from anyagent import ConfigValue, McpHttp, McpSse, McpStdio, SessionOptions
 
-__all__ = ["LaunchSpec", "claude_args", "mcp_config"]
+__all__ = ["LaunchSpec", "claude_args", "mcp_config", "remove_private_file", "write_private_file"]
 
 
 @attrs.frozen
@@ -50,9 +54,27 @@ def mcp_config(servers: Sequence[McpStdio | McpHttp | McpSse]) -> str:
     return json.dumps({"mcpServers": config}, separators=(",", ":"))
 
 
-def claude_args(options: SessionOptions, launch: LaunchSpec) -> list[str]:
+def write_private_file(name: str, text: str) -> Path:
+    """``text`` in a new file only this user can read (0600, in a fresh 0700 directory): where the
+    MCP servers' env values and header secrets go instead of argv, which every local user can read
+    in ``/proc/PID/cmdline``. Blocking: call it in a worker thread."""
+    folder = Path(tempfile.mkdtemp(prefix="anyagent-claude-"))
+    path = folder / name
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        file.write(text)
+    return path
+
+
+def remove_private_file(path: Path) -> None:
+    """Remove a ``write_private_file`` file and its directory (never raises). Blocking."""
+    shutil.rmtree(path.parent, ignore_errors=True)
+
+
+def claude_args(options: SessionOptions, launch: LaunchSpec, mcp_file: Path | None = None) -> list[str]:
     """The flags of one ``claude`` process after its protocol arguments: what conversation it
-    serves, its settings, the app's MCP servers, and no tools for ``without_tools``."""
+    serves, its settings, the app's MCP servers (``--mcp-config`` naming ``mcp_file``, the
+    private file holding ``mcp_config``; none without it), and no tools for ``without_tools``."""
     args: list[str] = []
     if launch.resume is not None:
         args += ["--resume", launch.resume]
@@ -74,8 +96,8 @@ def claude_args(options: SessionOptions, launch: LaunchSpec) -> list[str]:
         args += ["--permission-mode", mode]
     if config.get("fast") is True:
         args += ["--settings", json.dumps({"fastMode": True})]
-    if options.mcp_servers:
-        args += ["--mcp-config", mcp_config(options.mcp_servers)]
+    if options.mcp_servers and mcp_file is not None:
+        args += ["--mcp-config", str(mcp_file)]
     if options.no_tools:
         args += ["--tools", "", "--no-session-persistence"]
     return args
