@@ -9,6 +9,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -247,3 +248,76 @@ def test_discover_lists_missing_agents_in_one_compact_block(tmp_path: Path) -> N
     assert len(lines) == start + 5  # before: two lines per missing agent
     verbose = anyagent_cmd("-v", "discover", env=env)
     assert "-v lists them all" not in verbose.stdout
+
+
+@pytest.fixture
+def terminals() -> Any:
+    opened: list[Terminal] = []
+
+    def open_(*args: str, env: dict[str, str] | None = None) -> Terminal:
+        opened.append(Terminal(*args, env=env))
+        return opened[-1]
+
+    yield open_
+    for terminal in opened:
+        terminal.close()
+
+
+def wait_gone(term: Terminal, needle: str, timeout: float = 10) -> list[str]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(needle in line for line in term.lines()):
+            return term.lines()
+        term._pump(0.1)
+    raise AssertionError(f"{needle!r} still on screen after {timeout}s:\n" + "\n".join(term.lines()))
+
+
+SLOW_FIRST_TOKEN = [{"sleep": 1.5}, {"emit": TEXT_TURN}, {"end": COMPLETED}]
+
+
+def test_run_shows_working_until_the_first_output_on_a_terminal_only(tmp_path: Path, terminals: Any) -> None:
+    script = write_script(tmp_path, [SLOW_FIRST_TOKEN])
+    term = terminals("--mock", str(script), "run", "mock", "hi")
+    term.wait_for("working…")  # between the prompt and the first token
+    lines = term.wait_for("hello from the mock")
+    assert not any("working" in line for line in lines)  # cleared, not left above the answer
+    assert term.exit_status(within=10) == 0
+    assert lines[0] == "hello from the mock"
+    piped = anyagent_cmd("--mock", str(script), "run", "mock", "hi")
+    assert "working" not in piped.stderr + piped.stdout  # nobody to see it: not drawn
+
+
+def test_chat_shows_working_above_the_input_line_until_output(tmp_path: Path, terminals: Any) -> None:
+    script = write_script(tmp_path, [SLOW_FIRST_TOKEN])
+    term = terminals("--mock", str(script), "chat", "mock")
+    term.wait_for("›")
+    term.child.sendline("go")
+    lines = term.wait_for("working…")
+    assert lines[-1] == "›" and "working…" in lines[-2]
+    wait_gone(term, "working…")
+    term.wait_for("— turn done")
+    term.child.sendline("/quit")
+    assert term.exit_status(within=10) == 0
+
+
+def test_chat_ctrl_c_clears_a_half_typed_line_first_and_help_is_local_with_tab_completion(
+    tmp_path: Path, terminals: Any
+) -> None:
+    script = write_script(tmp_path, [])
+    term = terminals("--mock", str(script), "chat", "mock")
+    term.wait_for("›")
+    term.child.send("half typed thought")
+    term.wait_for("› half typed thought")
+    term.child.sendintr()
+    lines = wait_gone(term, "half typed thought")
+    assert lines[-1] == "›"
+    assert term.child.isalive()  # the text was cleared, the chat goes on
+    term.child.send("/hel\t")
+    term.wait_for("› /help")
+    term.child.send("\r")
+    lines = term.wait_for("/rollback")
+    assert "commands:" in lines
+    assert any(line.startswith("  /set") and "change a config option" in line for line in lines)
+    assert not any("[" in line for line in lines)  # nothing was sent to the agent (no turn, no diagnostic)
+    term.child.sendintr()  # an empty line, idle: quits
+    assert term.exit_status(within=10) == 130

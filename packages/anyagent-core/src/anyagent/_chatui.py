@@ -11,12 +11,12 @@ lines from stdin on the event loop. prompt_toolkit is imported only here, only b
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
 from ._render import Renderer, Writer
-from ._terminal import read_line
+from ._terminal import Working, read_line
 
 Prompt = Callable[[], str]
 
@@ -89,12 +89,30 @@ class LiveConsole:
 
     live = True
 
-    def __init__(self, out: Renderer) -> None:
+    def __init__(self, out: Renderer, completions: Sequence[str] = ()) -> None:
         from prompt_toolkit import PromptSession
+        from prompt_toolkit.completion import WordCompleter
+        from prompt_toolkit.key_binding import KeyBindings
+
+        bindings = KeyBindings()
+
+        @bindings.add("c-c")
+        def _interrupt(event: Any) -> None:
+            # a half-typed line is cleared first (not lost to a quit); on an empty line Ctrl-C is the
+            # chat's (cancel the turn, or quit)
+            buffer = event.app.current_buffer
+            if buffer.text:
+                buffer.reset()
+            else:
+                event.app.exit(exception=KeyboardInterrupt())
 
         self._out = out
-        self._session: Any = PromptSession(erase_when_done=True)
+        completer = WordCompleter(list(completions), sentence=True) if completions else None
+        self._session: Any = PromptSession(
+            erase_when_done=True, key_bindings=bindings, completer=completer, complete_while_typing=False
+        )
         self._lines = _LiveLines(self.refresh)
+        self.working = Working(redraw=self.refresh)  # drawn above the input line, in ``message``
         self._saved: Writer | None = None
         self._patch: Any = None
 
@@ -130,7 +148,9 @@ class LiveConsole:
 
         def message() -> Any:
             partial = self._lines.partial
-            return ANSI((partial + "\n" if partial else "") + (prompt() or "› "))
+            spinner = self.working.text()
+            above = (partial + "\n" if partial else "") + (spinner + "\n" if spinner and not partial else "")
+            return ANSI(above + (prompt() or "› "))
 
         try:
             line: str = await self._session.prompt_async(message)
@@ -145,11 +165,12 @@ class LiveConsole:
         self.refresh()
 
 
-def console(out: Renderer, *, plain: bool = False) -> PlainConsole | LiveConsole:
-    """``LiveConsole`` when prompt_toolkit is installed and both ends are a terminal."""
+def console(out: Renderer, *, plain: bool = False, completions: Sequence[str] = ()) -> PlainConsole | LiveConsole:
+    """``LiveConsole`` when prompt_toolkit is installed and both ends are a terminal (``completions``:
+    the words Tab completes)."""
     if not plain and sys.platform != "win32" and sys.stdin.isatty() and sys.stdout.isatty():
         try:
-            return LiveConsole(out)
+            return LiveConsole(out, completions)
         except ImportError:
             out.line(out.dim("(pip install 'anyagent-core[cli]' for an input line that stays below the output)"))
     return PlainConsole(out)

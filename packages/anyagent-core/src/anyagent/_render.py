@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Protocol
 
 from ._types import (
@@ -30,6 +30,7 @@ from ._types import (
     Refused,
     RequestClosed,
     RequestOpened,
+    SessionStatus,
     SessionUpdated,
     StatusChanged,
     StopReason,
@@ -44,6 +45,14 @@ from ._types import (
 )
 
 __all__ = ["Renderer", "Writer", "describe_stop"]
+
+
+class Indicator(Protocol):
+    """A "working…" indicator (``_terminal.Working``): started at WORKING, stopped by output."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 class Writer(Protocol):
@@ -98,7 +107,7 @@ class Renderer:
         self.color = color
         self.show_status = show_status
         self.verbose = verbose  # False: INFO diagnostics (advisory notices) are not shown
-        self.before_write: Callable[[], None] | None = None  # e.g. clear a "working…" indicator
+        self.working: Indicator | None = None  # "working…" from WORKING until the first output
         self._open_line = False
         self._open_on: Writer | None = None  # the stream holding the unfinished line
         self._mode: str | None = None  # "text" or "reasoning" while a stream is open
@@ -141,8 +150,8 @@ class Renderer:
 
     # -- output --------------------------------------------------------------------------------
     def _write(self, text: str, to: Writer | None = None) -> None:
-        if self.before_write is not None:
-            self.before_write()
+        if self.working is not None:
+            self.working.stop()
         stream = to if to is not None else self.side
         stream.write(text)
         stream.flush()
@@ -225,6 +234,11 @@ class Renderer:
         elif isinstance(kind, TurnEnded):
             self._turn_end(kind)
         elif isinstance(kind, StatusChanged):
+            if self.working is not None:
+                if kind.status is SessionStatus.WORKING and not self._open_line:
+                    self.working.start()
+                else:
+                    self.working.stop()
             if self.show_status:
                 self.line(self.dim(f"status: {kind.status.value}"))
         elif isinstance(kind, SessionUpdated):

@@ -346,6 +346,70 @@ class Requests:
         return bool(self._open)
 
 
+class Working:
+    """ "⠋ working…" on a terminal from the moment the session is WORKING until the turn's first
+    output (a model can take seconds to its first token). Drawn on ``stream`` (a terminal) at the
+    start of a line, or by ``redraw`` (the chat's input line shows ``text()``); anything the
+    renderer writes clears it first. Never drawn where nobody sees it: no stream, no redraw."""
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, stream: Writer | None = None, *, redraw: Callable[[], None] | None = None) -> None:
+        self._stream = stream
+        self._redraw = redraw
+        self.active = False
+        self._drawn = False
+        self._frame = 0
+
+    @classmethod
+    def on(cls, stream: Writer) -> Working | None:
+        """An indicator for ``stream`` when it is a terminal, else None."""
+        try:
+            return cls(stream) if stream.isatty() else None
+        except (AttributeError, ValueError):
+            return None
+
+    def text(self) -> str:
+        return f"{self.FRAMES[self._frame % len(self.FRAMES)]} working…" if self.active else ""
+
+    def start(self) -> None:
+        self.active = True
+        self._draw()
+
+    def stop(self) -> None:
+        """Output arrived (or the session is no longer working): take the indicator away."""
+        if not self.active:
+            return
+        self.active = False
+        self.clear()
+        if self._redraw is not None:
+            self._redraw()
+
+    def clear(self) -> None:
+        if self._drawn and self._stream is not None:
+            self._drawn = False
+            self._stream.write("\r\033[K")
+            self._stream.flush()
+
+    def _draw(self) -> None:
+        if not self.active:
+            return
+        if self._stream is not None:
+            self._stream.write(f"\r{self.text()}")
+            self._stream.flush()
+            self._drawn = True
+        if self._redraw is not None:
+            self._redraw()
+
+    async def animate(self, interval: float = 0.1) -> None:
+        """Turn the wheel until cancelled."""
+        while True:
+            await anyio.sleep(interval)
+            if self.active:
+                self._frame += 1
+                self._draw()
+
+
 def main_thread() -> bool:
     return sys.platform != "win32" and threading.current_thread() is threading.main_thread()
 
@@ -378,7 +442,14 @@ class Interrupts:
 
 
 async def stream_turn(
-    session: Session, events: Events, out: Renderer, *, json_lines: bool, auto: bool, ask: Ask | None = None
+    session: Session,
+    events: Events,
+    out: Renderer,
+    *,
+    json_lines: bool,
+    auto: bool,
+    ask: Ask | None = None,
+    working: Working | None = None,
 ) -> int:
     """Print one turn's events (human or JSON lines), answer its requests, return the exit status.
 
@@ -417,11 +488,17 @@ async def stream_turn(
     async with anyio.create_task_group() as tg:
         requests = Requests(session, out, tg, auto=auto, ask=asker, quiet=json_lines, report=report, notice=notice)
         tg.start_soon(interrupts.watch, on_press)
+        if working is not None and not json_lines:
+            out.working = working
+            tg.start_soon(working.animate)
         try:
             status = await _stream(session, events, out, requests, json_lines)
         except AgentError as exc:  # re-raised below, bare (not in an exception group)
             error = exc
         tg.cancel_scope.cancel()
+    if working is not None:
+        working.stop()
+        out.working = None
     if interrupts.quit.is_set():
         return EXIT_CANCELLED
     if error is not None:

@@ -42,6 +42,7 @@ from ._terminal import (
     EXIT_USAGE,
     Interrupts,
     Requests,
+    Working,
     stdin_lines,
     stream_turn,
     to_json,
@@ -367,7 +368,14 @@ async def cmd_run(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> 
     try:
         async with session:
             await session.prompt(prompt)
-            return await stream_turn(session, events, out, json_lines=args.json, auto=args.auto_approve)
+            return await stream_turn(
+                session,
+                events,
+                out,
+                json_lines=args.json,
+                auto=args.auto_approve,
+                working=None if args.json else Working.on(out.side),
+            )
     finally:
         _remember(args, session)
 
@@ -420,11 +428,17 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
     out.line(out.bold(f"{agent.name}{version}") + out.dim(f" in {directory}"))
     out.line(
         out.dim(
-            f"mid-turn messages {'steer' if steer else 'queue'}; commands: /set OPTION VALUE, /cancel, /compact,"
-            " /rollback N, /info, /quit; Ctrl-C cancels the turn, twice (or when idle) quits"
+            f"mid-turn messages {'steer' if steer else 'queue'}; /help lists the commands; Ctrl-C clears the line,"
+            " cancels the turn, twice (or when idle) quits"
         )
     )
-    ui = console(out, plain=args.plain)
+    agent_commands = [f"/{c.name}" for c in session.info().details.commands]
+    ui = console(out, plain=args.plain, completions=[*LOCAL_COMMANDS, *agent_commands])
+    if ui.live:
+        assert isinstance(ui, LiveConsole)
+        out.working = ui.working
+    else:
+        out.working = Working.on(sys.stdout)
     router = _LineRouter(ui)
     interrupts = Interrupts()
     failure: list[AgentError] = []
@@ -472,6 +486,9 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
             if line.strip() in ("/quit", "/exit"):
                 interrupts.quit.set()
                 return
+            if line.strip() == "/help":
+                _chat_help(session, out)
+                continue
             await _chat_line(session, line, out)
 
     async with ui, anyio.create_task_group() as tg:
@@ -480,6 +497,8 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
         )
         tg.start_soon(consume)
         tg.start_soon(interrupts.watch, on_press)
+        if isinstance(out.working, Working):
+            tg.start_soon(out.working.animate)
         tg.start_soon(read_input)
         await interrupts.quit.wait()
         tg.cancel_scope.cancel()
@@ -489,6 +508,31 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
     if failure:
         return error_status(failure[0])
     return status
+
+
+LOCAL_COMMANDS = {
+    "/help": "this list",
+    "/set": "OPTION VALUE — change a config option (see /info)",
+    "/cancel": "cancel the running turn",
+    "/compact": "compact the agent's context",
+    "/rollback": "N — drop the last N turns (default 1)",
+    "/info": "the session: id, status, resume token, configuration",
+    "/quit": "end the session (also /exit, Ctrl-D)",
+}
+
+
+def _chat_help(session: Session, out: Renderer) -> None:
+    """``/help``: the chat's own commands, then the agent's (sent to it as typed)."""
+    width = max(len(name) for name in LOCAL_COMMANDS)
+    out.note(out.bold("commands:"))
+    for name, text in LOCAL_COMMANDS.items():
+        out.note(f"  {name.ljust(width)}  {out.dim(text)}")
+    commands = session.info().details.commands
+    if commands:
+        out.note(out.bold("the agent's commands (sent to it):"))
+        for command in commands:
+            out.note(f"  /{command.name}" + (f"  {out.dim(command.description)}" if command.description else ""))
+    out.note(out.dim("Tab completes a command; Ctrl-C clears a typed line, cancels a turn, on an empty line quits"))
 
 
 async def _chat_line(session: Session, line: str, out: Renderer) -> None:
