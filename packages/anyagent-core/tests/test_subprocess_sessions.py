@@ -124,16 +124,19 @@ def process_gone(pid: int) -> bool:
     return False
 
 
+@pytest.mark.parametrize("turn", [True, False], ids=["after-a-turn", "never-prompted"])
 @pytest.mark.parametrize("drop", ["both", "events", "session"])
-async def test_dropping_the_handles_of_an_idle_session_reaps_its_agent(tmp_path: Path, drop: str) -> None:
+async def test_dropping_the_handles_of_an_idle_session_reaps_its_agent(tmp_path: Path, drop: str, turn: bool) -> None:
+    # never-prompted: no deadline is pending at all, so only the drop itself can wake the engine
     async with Runtime(plugins=[Plugin()]) as runtime:
         session, events = await runtime.open(agent("normal"), SessionOptions.in_dir(tmp_path))
         pid = SPAWNED[-1]
-        await session.prompt("hello")
-        with anyio.fail_after(10):
-            async for event in events:
-                if isinstance(event.kind, TurnEnded):
-                    break
+        if turn:
+            await session.prompt("hello")
+            with anyio.fail_after(10):
+                async for event in events:
+                    if isinstance(event.kind, TurnEnded):
+                        break
         # idle now: nothing will arrive from the agent to notice the drop
         if drop in ("both", "events"):
             del events

@@ -294,16 +294,19 @@ class _Engine:
         while True:
             if self._promotion_pending:
                 await self._settle_and_promote()
-            self._timer_wake = anyio.Event()
             target = self._next_deadline()
             self._timer_target = target
+            # a wake set before this wait (a handle dropped right after open, before this task
+            # first ran) is kept: the event is replaced only after it was seen
             if target == math.inf:
-                await self._timer_wake.wait()
-                continue
-            delay = target - anyio.current_time()
-            if delay > 0:
-                with anyio.move_on_after(delay):
-                    await self._timer_wake.wait()
+                await self._timer_wake.wait()  # a new deadline, a promotion or a dropped handle
+            else:
+                delay = target - anyio.current_time()
+                if delay > 0:
+                    with anyio.move_on_after(delay):
+                        await self._timer_wake.wait()
+            self._timer_wake = anyio.Event()
+            # always, deadline or not: a wake with no deadline pending may be a drop of every handle
             self._on_deadlines(anyio.current_time())
             self._sync_status()
 

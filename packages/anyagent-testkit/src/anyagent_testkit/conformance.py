@@ -865,6 +865,28 @@ async def check_close_reaps(subject: Subject, workdir: Path) -> None:
             await anyio.sleep(0.05)
 
 
+async def check_dropped_handles_reap(subject: Subject, workdir: Path) -> None:
+    """Dropping every handle of an idle session (its ``Session`` and its ``Events``, never closed)
+    ends it: no process it started is left. Idle means no deadline is pending in the engine, so only
+    the drop itself can end it."""
+    if not sys.platform.startswith("linux"):
+        raise Skip("process accounting uses /proc")
+    import gc
+
+    from anyagent.process import run_command
+
+    await run_command([sys.executable, "-c", "pass"])  # the host's own guard (first spawn) is not the session's
+    launch = _launch(subject, Scenario.CLOSE, workdir)
+    before = _children()
+    async with launch.runtime as runtime:
+        session, events = await _open(runtime, launch)
+        del session, events
+        gc.collect()
+        with anyio.fail_after(15):
+            while _children() - before:
+                await anyio.sleep(0.05)
+
+
 async def check_unsupported_calls(subject: Subject, workdir: Path) -> None:
     """Calls that need a capability the adapter does not report fail typed, never misbehave."""
     launch = _launch(subject, Scenario.CAPABILITIES, workdir)
@@ -1021,6 +1043,7 @@ CHECKS: tuple[Callable[[Subject, Path], Awaitable[None]], ...] = (
     check_cancel_mid_request,
     check_between_turns,
     check_close_reaps,
+    check_dropped_handles_reap,
     check_unsupported_calls,
     check_fuzzed_frames,
     check_diagnostic_codes,
