@@ -19,7 +19,7 @@ from types import TracebackType
 import anyio
 import attrs
 
-from . import _safejson, seam
+from . import _log, _safejson, seam
 from ._errors import (
     AgentError,
     AuthRequired,
@@ -429,6 +429,9 @@ class _Engine:
         self._late_end_noted = False
         self._stall_reported = False
         self._emit(TurnStarted(origin), turn.info)
+        log = _log.enabled("anyagent.engine", _log.INFO)
+        if log is not None:
+            log.info("session %s: turn %s started (%s)", self.session_id, turn_id, type(origin).__name__)
         self._arm_stall()
         return turn
 
@@ -456,6 +459,9 @@ class _Engine:
                 continue
             self._emit(ToolUpdated(attrs.evolve(tool, status=final)), TurnInfo(turn.id, parent))
         self._emit(TurnEnded(stop, tuple(background)), info)
+        log = _log.enabled("anyagent.engine", _log.INFO)
+        if log is not None:
+            log.info("session %s: turn %s ended %s", self.session_id, turn.id, type(stop).__name__)
         self._turn = None
         if self._state is _State.RUNNING:
             self._state = _State.IDLE

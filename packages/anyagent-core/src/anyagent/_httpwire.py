@@ -20,6 +20,7 @@ import attrs
 import httpx
 import httpx_sse
 
+from . import _log
 from ._codec import _cut, _short
 from ._codec import _decode as _fast_decode
 from ._errors import ProtocolFailed
@@ -313,6 +314,9 @@ class HttpWire:
     def _record(self, fields: dict[str, JSON]) -> None:
         if self.recorder is not None:
             self.recorder.http(fields)
+        log = _log.enabled("anyagent.wire", _log.DEBUG)
+        if log is not None:  # requests, replies and stream opens (headers, where credentials go, are not)
+            log.debug("http %s", _log.frame_text(fields))
 
 
 @functools.lru_cache(maxsize=1)

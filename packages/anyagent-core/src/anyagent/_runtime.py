@@ -14,7 +14,7 @@ import anyio
 import attrs
 from anyio.abc import TaskGroup
 
-from . import seam
+from . import _log, seam
 from ._engine import CLOSE_GRACE, Events, Session, _Engine
 from ._errors import (
     AgentError,
@@ -224,20 +224,35 @@ class Runtime:
         """
         if self._tg is None:
             raise InvalidRequest("open needs a running runtime: `async with Runtime() as runtime:`")
-        engine = await self._connect(agent, options)
+        log = _log.enabled("anyagent.runtime", _log.INFO)
+        if log is not None:
+            log.info("opening %s (%s) in %s", agent.id, agent.executable_path, options.cwd)
+        try:
+            engine = await self._connect(agent, options)
+        except AgentError as exc:
+            if log is not None:
+                log.info("opening %s failed: %s: %s", agent.id, type(exc).__name__, _log.redact_text(exc.message))
+            raise
         self._engines.add(engine)
         try:
             await self._tg.start(self._run_engine, engine)
         except BaseException:
             self._engines.discard(engine)
             raise
-        return Session(engine), Events(engine)
+        session = Session(engine)
+        if log is not None:
+            info = session.info()
+            log.info("opened session %s on %s %s", info.session_id, agent.id, info.details.version or "")
+        return session, Events(engine)
 
     async def _run_engine(self, engine: _Engine, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         try:
             await engine.run(task_status=task_status)
         finally:
             self._engines.discard(engine)
+            log = _log.enabled("anyagent.runtime", _log.INFO)
+            if log is not None:
+                log.info("session %s closed", engine.session_id)
 
     async def _connect(self, agent: AgentInstallation, options: SessionOptions) -> _Engine:
         if not isinstance(options, SessionOptions):

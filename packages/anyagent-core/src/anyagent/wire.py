@@ -42,6 +42,7 @@ import anyio
 import anyio.lowlevel
 import attrs
 
+from . import _log
 from ._codec import _decode as _fast_decode
 from ._codec import _dumps, _loads, _short
 from ._errors import AgentError, InvalidRequest, ProcessExited, ProtocolFailed
@@ -131,6 +132,7 @@ class JsonLines:
         self._eof = False
         self._stamp = b',"_t":0.000}\n'
         self._write_lock = anyio.Lock()
+        self._log: Any = None  # the ``anyagent.wire`` logger while it logs DEBUG (see ``_log``)
 
     # -- reading
 
@@ -175,6 +177,8 @@ class JsonLines:
                 self._recorder._received_line(line, value, self._stamp)
                 if self._next == len(self._ready):
                     self._recorder.flush()
+            if self._log is not None:
+                self._log.debug("pid %s -> %s", self.process.pid, _log.frame_text(value))
             return value
         return self._bad(line, f"not a JSON object ({type(value).__name__})", len(line))
 
@@ -191,6 +195,7 @@ class JsonLines:
         """Read chunks until at least one line is ready; return it (``_next`` points at it)."""
         if self._recorder is not None:
             self._recorder.flush()  # about to wait: the recording is complete up to here
+        self._log = _log.enabled("anyagent.wire", _log.DEBUG)  # asked once per read, not per frame
         while True:
             if self._eof:
                 raise anyio.EndOfStream
@@ -280,6 +285,9 @@ class JsonLines:
         """Write ``frame`` as one compact JSON line. ``ProcessExited``/``ProtocolFailed`` if the
         agent's stdin is gone; a frame is never interleaved with another."""
         payload = _dumps(frame if type(frame) is dict else dict(frame))
+        log = _log.enabled("anyagent.wire", _log.DEBUG)
+        if log is not None:
+            log.debug("pid %s <- %s", self.process.pid, _log.frame_text(frame))
         async with self._write_lock:
             if self._recorder is not None:
                 self._recorder._sent_line(payload)
