@@ -59,26 +59,23 @@ def test_a_fresh_clone_installs_from_the_readme_and_run_writes_only_the_answer(
         "ANYAGENT_NO_LOGIN_SHELL": "1",
     }
     out = tmp_path / "out.txt"
-    ran = subprocess.run(
-        ["/bin/sh", "-c", f'anyagent run claude "hi" > {shlex.quote(str(out))}'],
-        cwd=agent.workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+
+    def anyagent(command: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["/bin/sh", "-c", command],
+            input=stdin,
+            cwd=agent.workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+
+    ran = anyagent(f'anyagent run claude "hi" > {shlex.quote(str(out))}')
     assert ran.returncode == 0, ran.stderr
     assert out.read_text() == f"{ECHO_PREFIX}hi\n"
     assert "— turn done" in ran.stderr
     assert "resume: anyagent run claude --resume " in ran.stderr
-    piped = subprocess.run(
-        ["anyagent", "run", "claude", "-"],
-        input="from stdin\n",
-        cwd=agent.workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    piped = anyagent("anyagent run claude -", stdin="from stdin\n")
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout == f"{ECHO_PREFIX}from stdin\n"

@@ -16,6 +16,7 @@ from typing import Any
 import pexpect
 import pyte
 import pytest
+import test_cli_terminal
 from test_cli import COMPLETED, PERMISSION, TEXT_TURN, write_script
 from test_cli_terminal import Terminal
 
@@ -250,17 +251,7 @@ def test_discover_lists_missing_agents_in_one_compact_block(tmp_path: Path) -> N
     assert "-v lists them all" not in verbose.stdout
 
 
-@pytest.fixture
-def terminals() -> Any:
-    opened: list[Terminal] = []
-
-    def open_(*args: str, env: dict[str, str] | None = None) -> Terminal:
-        opened.append(Terminal(*args, env=env))
-        return opened[-1]
-
-    yield open_
-    for terminal in opened:
-        terminal.close()
+terminals = test_cli_terminal.terminals  # the pseudo-terminal fixture
 
 
 def wait_gone(term: Terminal, needle: str, timeout: float = 10) -> list[str]:

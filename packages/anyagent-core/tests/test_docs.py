@@ -82,8 +82,13 @@ BLOCKS = _blocks()
 @pytest.mark.skipif(not BLOCKS, reason="the docs are not beside this package (installed alone)")
 @pytest.mark.parametrize(("variant", "code"), [(v, c) for _, v, c in BLOCKS], ids=[name for name, _, _ in BLOCKS])
 def test_doc_block_runs(tmp_path: Path, variant: str, code: str) -> None:
+    run_block(tmp_path, PREAMBLE.format(variant=variant) + "\n" + code)
+
+
+def run_block(tmp_path: Path, program_text: str) -> None:
+    """Run one block's program in a fresh interpreter, in an empty directory, with no agent on PATH."""
     program = tmp_path / "block.py"
-    program.write_text(PREAMBLE.format(variant=variant) + "\n" + code, encoding="utf-8")
+    program.write_text(program_text, encoding="utf-8")
     result = subprocess.run(
         [sys.executable, str(program)],
         capture_output=True,

@@ -6,12 +6,10 @@ its imports must resolve."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from test_docs import BLOCK, PREAMBLE
+from test_docs import BLOCK, PREAMBLE, run_block
 
 ROOT = Path(__file__).resolve().parents[3]
 # core's README runs in test_docs.py
@@ -82,17 +80,7 @@ def test_package_readme_block_runs(tmp_path: Path, variant: str, code: str) -> N
         tree = compile(code, "<excerpt>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
         imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
         code = ast.unparse(ast.Module(body=imports, type_ignores=[]))
-    program = tmp_path / "block.py"
-    program.write_text(PREAMBLE.format(variant=variant) + STAND_INS + "\n" + code, encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, str(program)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "ANYAGENT_NO_LOGIN_SHELL": "1", "NO_COLOR": "1", "HOME": str(tmp_path)},
-    )
-    assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    run_block(tmp_path, PREAMBLE.format(variant=variant) + STAND_INS + "\n" + code)
 
 
 def test_every_package_readme_has_runnable_code() -> None:
