@@ -78,25 +78,29 @@ def fuzz(session: nox.Session) -> None:
 
 _README_INSTALL = r"""
 import pathlib, re, shlex, subprocess, sys
-readme = pathlib.Path(sys.argv[1]).read_text(encoding="utf-8")
-section = readme.split("## Install", 1)[1].split("\n## ", 1)[0]
-block = re.search(r"```bash\n(.*?)```", section, re.S)[1]
-ran = 0
-for line in block.splitlines():
-    words = shlex.split(line, comments=True)
-    if words[:2] == ["pip", "install"]:  # the README's own lines, as written, with this environment's pip
-        print("$", shlex.join(words), flush=True)
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *words[2:]], check=True)
-        ran += 1
-sys.exit(0 if ran else "no pip install line in the README's Install section")
+ran = []
+for name in sys.argv[1:]:
+    text = pathlib.Path(name).read_text(encoding="utf-8")
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            words = shlex.split(line, comments=True)
+            # the lines that install from the checkout, as written, with this environment's pip
+            if words[:2] == ["pip", "install"] and words[2:] and all(w.startswith("./packages/") for w in words[2:]):
+                print(f"$ {shlex.join(words)}   ({name})", flush=True)
+                subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *words[2:]], check=True)
+                ran.append(name)
+missing = [name for name in sys.argv[1:] if name not in ran]
+sys.exit(f"no checkout install line in {missing}" if missing else 0)
 """
 
 
 @nox.session(venv_backend="venv", reuse_venv=False)
 def install(session: nox.Session) -> None:
-    """The README's install lines, as written (pip, from the checkout), in a fresh environment; then
-    the installed command runs a turn."""
-    session.run("python", "-c", _README_INSTALL, str(ROOT / "README.md"))
+    """The install lines of the README, getting-started and every adapter's README, as written (pip, from
+    the checkout), in a fresh environment; then the installed command runs a turn."""
+    readmes = [ROOT / "README.md", ROOT / "docs/getting-started.md"]
+    readmes += [p / "README.md" for p in PACKAGES if p.name != "anyagent-testkit"]  # the testkit's is for tests
+    session.run("python", "-c", _README_INSTALL, *map(str, readmes))
     session.run("anyagent", "--version")
     session.run("python", "-c", "import anyagent, anyagent_claude, prompt_toolkit; print(anyagent.Runtime)")
     session.run("anyagent", "plugins")
