@@ -1,6 +1,7 @@
 """Give every package under ``packages/`` what a package index shows of it: the repository's
 LICENSE (copied beside its ``pyproject.toml``, so every sdist and wheel carries it),
-``license-files``, authors, project URLs and the Python-version classifiers.
+``license-files``, authors, project URLs, the Python-version classifiers, the core pinned to its 0.x
+series, one anyio floor, and the version written once (``__version__`` in the source, read by hatch).
 
 Idempotent; run it after adding a package: ``python .ci/package_metadata.py [PACKAGE_DIR ...]``.
 ``tests/test_packaging.py`` (core) checks the sources, ``nox -s dist`` the built artifacts.
@@ -17,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REPOSITORY = "https://github.com/spotta85/anyagent-python"  # the one place to change it (and the READMEs)
 AUTHORS = 'authors = [{ name = "The anyagent for Python authors" }]'
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+CORE_PIN = ">=0.1,<0.2"  # every package on the core's 0.x series
+ANYIO_FLOOR = ">=4.7"  # one anyio floor everywhere
 CLASSIFIERS = [
     "Development Status :: 3 - Alpha",
     "Intended Audience :: Developers",
@@ -62,6 +65,21 @@ def apply(package: Path) -> bool:
         )
         anchor = text.find("[tool.")
         text = text[:anchor] + urls + text[anchor:] if anchor != -1 else text.rstrip("\n") + "\n\n" + urls
+    # the 0.x series of the core, one anyio floor, and the version written once, in the source
+    if name != "anyagent-core":
+        text = re.sub(r'"anyagent-core(?:[<>=!~][^"\[]*)?"', f'"anyagent-core{CORE_PIN}"', text)
+    text = re.sub(r'"anyio(\[trio\])?>=[\d.]+"', lambda m: f'"anyio{m[1] or ""}{ANYIO_FLOOR}"', text)
+    written = re.search(r'(?m)^version = "([^"]+)"\n', text)
+    module = re.search(r'packages = \["(src/[A-Za-z0-9_]+)"\]', text)
+    if written and module:
+        init = package / module[1] / "__init__.py"
+        source = init.read_text(encoding="utf-8") if init.exists() else ""
+        if not re.search(r'(?m)^__version__ = "', source):
+            init.parent.mkdir(parents=True, exist_ok=True)
+            init.write_text(source.rstrip("\n") + ("\n\n" if source else "") + f'__version__ = "{written[1]}"\n')
+        text = text.replace(written[0], 'dynamic = ["version"]\n', 1)
+        if "[tool.hatch.version]" not in text:
+            text = text.rstrip("\n") + f'\n\n[tool.hatch.version]\npath = "{module[1]}/__init__.py"\n'
     changed = text != original
     if changed:
         path.write_text(text, encoding="utf-8")

@@ -65,6 +65,9 @@ def test_the_metadata_script_gives_a_new_package_what_the_index_shows(tmp_path: 
     script = ROOT / ".ci" / "package_metadata.py"
     subprocess.run([sys.executable, str(script), str(package)], check=True, timeout=60)
     _check_metadata(package)
+    project = _project(package)
+    assert project["dependencies"] == ["anyagent-core>=0.1,<0.2"] and project["dynamic"] == ["version"]
+    assert '__version__ = "0.1.0"' in (package / "src/anyagent_newagent/__init__.py").read_text()
     before = (package / "pyproject.toml").read_text()
     subprocess.run([sys.executable, str(script), str(package)], check=True, timeout=60)
     assert (package / "pyproject.toml").read_text() == before  # idempotent
@@ -129,7 +132,7 @@ def test_every_package_pins_the_core_to_its_0x_series_and_one_anyio_floor() -> N
         extras = project.get("optional-dependencies", {})
         assert isinstance(extras, dict)
         every = [*project.get("dependencies", []), *(r for group in extras.values() for r in group)]  # type: ignore[misc]
-        if package.name != "anyagent-core":
+        if package.name != "anyagent-core":  # `python .ci/package_metadata.py` pins it
             assert _requirement(every, "anyagent-core") == ["anyagent-core>=0.1,<0.2"], package.name
         floors |= {re.sub(r"^anyio(\[trio\])?", "", r) for r in _requirement(every, "anyio")}
     noxfile = (ROOT / "noxfile.py").read_text(encoding="utf-8")
@@ -140,6 +143,7 @@ def test_every_package_pins_the_core_to_its_0x_series_and_one_anyio_floor() -> N
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
 def test_the_version_is_written_in_one_place_the_source(package: Path) -> None:
     project = _project(package)
+    # `python .ci/package_metadata.py` moves a written version into the source
     assert "version" not in project and project["dynamic"] == ["version"]
     with (package / "pyproject.toml").open("rb") as file:
         source = package / tomllib.load(file)["tool"]["hatch"]["version"]["path"]
