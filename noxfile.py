@@ -30,7 +30,8 @@ def _install_packages(session: nox.Session) -> None:
     args: list[str] = []
     for package in PACKAGES:
         # core with its extras: the chat input line (cli) and the HTTP+SSE wire helpers (http) are tested
-        args += ["-e", f"{package}[cli,http]" if package.name == "anyagent-core" else str(package)]
+        extras = {"anyagent-core": "[cli,http]", "anyagent-store": "[postgres]"}.get(package.name, "")
+        args += ["-e", f"{package}{extras}"]
     session.install(*args)
 
 

@@ -20,7 +20,7 @@ import os
 import shlex
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 import anyio
@@ -52,7 +52,9 @@ from ._types import (
     Authenticated,
     AuthUnknown,
     Capability,
+    Delivery,
     EnvVarLogin,
+    Event,
     Queued,
     RequestClosed,
     RequestOpened,
@@ -418,9 +420,22 @@ def _queued(position: int) -> str:
     return f"(queued: runs after {ahead})"
 
 
-async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
+async def cmd_chat(
+    runtime: Runtime,
+    args: argparse.Namespace,
+    out: Renderer,
+    *,
+    opened: tuple[Session, AsyncIterator[Event]] | None = None,
+    on_prompt: Callable[[str, Delivery], None] | None = None,
+) -> int:
+    """``anyagent chat``: an interactive session on ``args.agent``, until /quit, end of input or Ctrl-C.
+
+    A plugin's command can chat on a session it opened itself: ``opened`` is that session and the
+    events to show (say, a stored history followed by the live events), ``on_prompt(text, delivery)``
+    hears each prompt the user sent. The session is closed at the end either way.
+    """
     agent = (await runtime.discover()).require(args.agent)
-    session, events = await runtime.open(agent, _options(args))
+    session, events = opened if opened is not None else await runtime.open(agent, _options(args))
     steer = session.info().details.capabilities.supports(Capability.STEER)
     out.configuration_shown(session.info().configuration)
     version = f" {agent.version}" if agent.version else ""
@@ -489,7 +504,7 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace, out: Renderer) ->
             if line.strip() == "/help":
                 _chat_help(session, out)
                 continue
-            await _chat_line(session, line, out)
+            await _chat_line(session, line, out, on_prompt)
 
     async with ui, anyio.create_task_group() as tg:
         requests = Requests(
@@ -535,7 +550,9 @@ def _chat_help(session: Session, out: Renderer) -> None:
     out.note(out.dim("Tab completes a command; Ctrl-C clears a typed line, cancels a turn, on an empty line quits"))
 
 
-async def _chat_line(session: Session, line: str, out: Renderer) -> None:
+async def _chat_line(
+    session: Session, line: str, out: Renderer, on_prompt: Callable[[str, Delivery], None] | None = None
+) -> None:
     text = line.strip()
     if not text:
         return
@@ -563,6 +580,8 @@ async def _chat_line(session: Session, line: str, out: Renderer) -> None:
                 out.line(out.dim(f"  {key} = {value}"))
         else:
             delivery = await session.prompt(text)
+            if on_prompt is not None:
+                on_prompt(text, delivery)
             if isinstance(delivery.kind, Queued):
                 out.note(out.dim(_queued(delivery.kind.position)))
             elif isinstance(delivery.kind, Steered):

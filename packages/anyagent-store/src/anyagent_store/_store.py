@@ -1,0 +1,872 @@
+"""``Store``: durable threads over a ``Backend``, and ``Recording``, the tee that writes what an app reads."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol, TypeVar
+
+import anyio
+import anyio.abc
+import attrs
+
+from anyagent import (
+    AgentError,
+    AgentInstallation,
+    ContextUsage,
+    Delivery,
+    Event,
+    Events,
+    Input,
+    MessageEnded,
+    PromptOrigin,
+    ReasoningDelta,
+    RequestOpened,
+    Runtime,
+    Session,
+    SessionOptions,
+    SessionUpdated,
+    StatusChanged,
+    TextDelta,
+    ToolOutputDelta,
+    ToolUpdated,
+    TurnEnded,
+    TurnStarted,
+    UnsupportedFeature,
+    UserMessage,
+)
+
+from ._backend import THREAD_COLUMNS, Backend, EventRow, PostgresBackend, SqliteBackend, default_path
+from ._codec import decode, encode, undecodable_event
+from ._errors import StoreError, ThreadNotFound
+from ._model import OriginKind, StoredEvent, Thread, ThreadPage, ThreadStatus, from_micros, to_micros
+
+__all__ = ["PROMPT_EXTENSION", "HistoryEntryLike", "HistorySource", "Recording", "Store", "TitleMaker"]
+
+T = TypeVar("T")
+PROMPT_EXTENSION = "anyagent-store/prompt"
+"""Marks the ``UserMessage`` a recording stores for each of the app's own prompts (value: the prompt id)."""
+
+TitleMaker = Callable[[str], Awaitable[str]]
+"""Makes a thread's title from its first prompt (``Store.generated_title`` asks the agent)."""
+
+
+class HistoryEntryLike(Protocol):
+    """One conversation an agent keeps itself (``anyagent.HistoryEntry``)."""
+
+    @property
+    def agent_id(self) -> str: ...
+    @property
+    def resume_token(self) -> str: ...
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def cwd(self) -> str | None: ...
+    @property
+    def created_at(self) -> datetime | None: ...
+    @property
+    def updated_at(self) -> datetime | None: ...
+
+
+class HistorySource(Protocol):
+    """What ``Store.import_history`` lists conversations from: ``anyagent.Runtime``."""
+
+    async def history(
+        self, agent: AgentInstallation | str, cwd: str | os.PathLike[str] | None = None
+    ) -> Sequence[HistoryEntryLike]: ...
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _title_from(text: str, limit: int = 80) -> str:
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def _thread_from_row(row: Sequence[Any]) -> Thread:
+    values = dict(zip(THREAD_COLUMNS, row, strict=True))
+    return Thread(
+        id=values["id"],
+        agent_id=values["agent_id"],
+        status=ThreadStatus(values["status"]),
+        created_at=from_micros(int(values["created_us"])),
+        updated_at=from_micros(int(values["updated_us"])),
+        wire=values["wire"],
+        cwd=values["cwd"],
+        title=values["title"],
+        resume_token=values["resume_token"],
+        archived=bool(values["archived"]),
+        event_count=int(values["event_count"]),
+        used_tokens=values["used_tokens"],
+        window_tokens=values["window_tokens"],
+        cost_usd=values["cost_usd"],
+        origin_id=values["origin_id"],
+        origin_kind=OriginKind(values["origin_kind"]) if values["origin_kind"] else None,
+        origin_position=values["origin_position"],
+    )
+
+
+def _cursor(thread: Thread) -> str:
+    return f"{to_micros(thread.updated_at)}:{thread.id}"
+
+
+def _parse_cursor(cursor: str) -> tuple[int, str]:
+    micros, sep, thread_id = cursor.partition(":")
+    if not sep or not micros.isdigit():
+        raise StoreError(f"not a thread-list cursor: {cursor!r}")
+    return int(micros), thread_id
+
+
+class Store:
+    """Durable threads: the thread list, full transcripts, resume, fork, hand-off, export.
+
+    ::
+
+        async with Store.sqlite() as store:            # ~/.local/share/anyagent/threads.db
+            page = await store.threads(limit=50)        # newest activity first
+
+    ``Store.sqlite(path)`` keeps one SQLite file (WAL; several processes may use it at once);
+    ``Store.postgres(dsn)`` uses a PostgreSQL database. Both migrate the schema when opened. Every
+    database call runs in a worker thread, one at a time per store: the event loop never blocks.
+    """
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self._limiter = anyio.CapacityLimiter(1)
+        self._open = False
+
+    # -- opening -------------------------------------------------------------------------------------
+    @classmethod
+    def sqlite(
+        cls, path: str | os.PathLike[str] | None = None, *, max_bytes: int | None = None, busy_timeout: float = 10.0
+    ) -> Store:
+        """A store in one SQLite file: ``path``, else ``default_path()`` (created on first use).
+
+        ``max_bytes`` caps the file's size (a write past it fails with ``StoreFull``); ``busy_timeout``
+        is how long a write waits for another process's write to finish."""
+        target = Path(path).expanduser() if path is not None else default_path()
+        return cls(SqliteBackend(target, busy_timeout=busy_timeout, max_bytes=max_bytes))
+
+    @classmethod
+    def postgres(cls, dsn: str, *, schema: str = "anyagent_store") -> Store:
+        """A store in PostgreSQL (``dsn`` as libpq takes it); its tables live in ``schema``."""
+        return cls(PostgresBackend(dsn, schema=schema))
+
+    @classmethod
+    def from_url(cls, url: str | None = None) -> Store:
+        """``postgresql://…`` → ``postgres(url)``; a path or ``sqlite:///path`` → ``sqlite(path)``; None →
+        ``$ANYAGENT_STORE`` if set, else the default SQLite file."""
+        url = url if url is not None else os.environ.get("ANYAGENT_STORE")
+        if not url:
+            return cls.sqlite()
+        if url.startswith(("postgresql://", "postgres://")):
+            return cls.postgres(url)
+        if url.startswith("sqlite://"):
+            return cls.sqlite(url[len("sqlite://") :])
+        return cls.sqlite(url)
+
+    @property
+    def location(self) -> str:
+        """The database file's path, or the PostgreSQL server and schema (password redacted)."""
+        return self._backend.location
+
+    async def open(self) -> Store:
+        """Open the database, check it is an anyagent store and migrate it (also ``async with``)."""
+        if not self._open:
+            await anyio.to_thread.run_sync(self._backend.open, limiter=self._limiter)
+            self._open = True
+        return self
+
+    async def aclose(self) -> None:
+        if self._open:
+            self._open = False
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self._backend.close, limiter=self._limiter)
+
+    async def __aenter__(self) -> Store:
+        return await self.open()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        if not self._open:
+            raise StoreError("the store is not open (use `async with store:` or `await store.open()`)", self.location)
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+
+    # -- threads -------------------------------------------------------------------------------------
+    async def create_thread(
+        self,
+        agent_id: str,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        title: str | None = None,
+        wire: str | None = None,
+        resume_token: str | None = None,
+        status: ThreadStatus = ThreadStatus.IDLE,
+        created_at: datetime | None = None,
+        updated_at: datetime | None = None,
+        origin: Thread | None = None,
+        origin_kind: OriginKind | None = None,
+        origin_position: int | None = None,
+    ) -> Thread:
+        """A new, empty thread (``record`` makes one itself when not given one)."""
+        created = created_at or _now()
+        thread = Thread(
+            id=uuid.uuid4().hex,
+            agent_id=agent_id,
+            status=status,
+            created_at=created,
+            updated_at=updated_at or created,
+            wire=wire,
+            cwd=str(cwd) if cwd is not None else None,
+            title=title,
+            resume_token=resume_token,
+            origin_id=origin.id if origin is not None else None,
+            origin_kind=origin_kind,
+            origin_position=origin_position,
+        )
+        await self._call(self._backend.insert_thread, _row(thread))
+        return thread
+
+    async def thread(self, thread: Thread | str) -> Thread:
+        """The thread as stored now, by id or by a unique id prefix of at least 4 characters."""
+        key = thread.id if isinstance(thread, Thread) else thread
+        found = await self._call(self._backend.thread, key)
+        if isinstance(found, tuple):
+            return _thread_from_row(found)
+        if len(found) == 1:
+            return _thread_from_row(found[0])
+        detail = "several threads start with it" if found else "no such thread"
+        raise ThreadNotFound(f"thread {key!r}: {detail}", self.location)
+
+    async def threads(
+        self,
+        *,
+        agent: str | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        status: ThreadStatus | Sequence[ThreadStatus] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        title: str | None = None,
+        text: str | None = None,
+        archived: bool | None = False,
+        origin: Thread | str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> ThreadPage:
+        """One page of the thread list, newest activity first.
+
+        Filters: ``agent`` (profile id), ``cwd``, ``status`` (one or several), last activity in
+        ``[since, until)``, ``title`` (a substring, case-insensitive), ``text`` (a substring of the title
+        or of anything said in the thread), ``archived`` (False: live threads, True: archived ones,
+        None: both), ``origin`` (threads forked or handed off from it). ``cursor`` is the previous page's
+        ``next_cursor``."""
+        if limit < 1:
+            raise StoreError("limit must be at least 1")
+        statuses = [status] if isinstance(status, ThreadStatus) else list(status or ())
+        query: dict[str, Any] = {
+            "agent_id": agent,
+            "cwd": str(cwd) if cwd is not None else None,
+            "statuses": [s.value for s in statuses],
+            "since": to_micros(since) if since is not None else None,
+            "until": to_micros(until) if until is not None else None,
+            "title": title,
+            "text": text,
+            "archived": archived,
+            "origin_id": origin.id if isinstance(origin, Thread) else origin,
+            "before": _parse_cursor(cursor) if cursor else None,
+            "limit": limit + 1,
+        }
+        rows = await self._call(self._backend.threads, query)
+        threads = tuple(_thread_from_row(r) for r in rows[:limit])
+        return ThreadPage(threads, _cursor(threads[-1]) if len(rows) > limit else None)
+
+    async def events(
+        self, thread: Thread | str, *, after: int = 0, upto: int | None = None, page: int = 5000
+    ) -> AsyncIterator[StoredEvent]:
+        """The thread's stored events in order (positions after ``after``, up to ``upto``), read a page at a
+        time. A line that no longer decodes comes with ``event`` None and its raw text."""
+        thread_id = thread.id if isinstance(thread, Thread) else (await self.thread(thread)).id
+        while True:
+            rows = await self._call(self._backend.events, thread_id, after, page, upto)
+            if not rows:
+                return
+            decoded = await anyio.to_thread.run_sync(_decode_all, rows)
+            for stored in decoded:
+                yield stored
+            after = rows[-1][0]
+            if len(rows) < page:
+                return
+
+    async def history(self, thread: Thread | str, *, upto: int | None = None) -> list[StoredEvent]:
+        """Every stored event of the thread (up to position ``upto``)."""
+        return [stored async for stored in self.events(thread, upto=upto, page=20_000)]
+
+    async def archive(self, thread: Thread | str, archived: bool = True) -> Thread:
+        """Hide the thread from the default list (``archived=False`` brings it back)."""
+        found = await self.thread(thread)
+        await self._call(self._backend.update_thread, found.id, {"archived": 1 if archived else 0})
+        return attrs.evolve(found, archived=archived)
+
+    async def delete(self, thread: Thread | str) -> None:
+        """Remove the thread and its events for good."""
+        found = await self.thread(thread)
+        await self._call(self._backend.delete_thread, found.id)
+
+    async def rename(self, thread: Thread | str, title: str) -> Thread:
+        """Set the thread's title."""
+        found = await self.thread(thread)
+        await self._call(self._backend.update_thread, found.id, {"title": title})
+        return attrs.evolve(found, title=title)
+
+    async def bulk_load(self, threads: Sequence[Thread], events: Sequence[tuple[str, int, Event]]) -> None:
+        """Insert threads and their ``(thread id, position, event)`` rows in one transaction (imports,
+        benchmarks). ``event_count`` of each thread must match its rows."""
+        rows = [(thread_id, position, *encode(event)) for thread_id, position, event in events]
+        await self._call(self._backend.bulk_load, [_row(t) for t in threads], rows)
+
+    # -- recording -----------------------------------------------------------------------------------
+    def record(
+        self,
+        session: Session,
+        events: Events | AsyncIterator[Event],
+        *,
+        thread: Thread | None = None,
+        title: str | TitleMaker | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        wire: str | None = None,
+        batch_size: int = 256,
+        flush_interval: float = 0.25,
+    ) -> Recording:
+        """Tee ``events`` into a thread's log while the app reads them::
+
+            async with store.record(session, events) as recording:
+                await recording.prompt("fix the bug")     # the prompt is stored too; first one titles
+                async for event in recording:             # the same events, in the same order
+                    ...
+
+        A new thread is made on entry unless ``thread`` is given (then events are appended to it); it
+        takes the agent id, wire and resume token from the session, ``cwd`` from the caller (the
+        directory the session was opened in: ``options.cwd``).
+        ``title``: a fixed title, or a ``TitleMaker`` (``Store.generated_title``) run once on the first
+        prompt; by default the first line of the first prompt. Events are written in batches of
+        ``batch_size`` or every ``flush_interval`` seconds, whichever comes first, and at each turn end
+        and permission or question; a host killed with SIGKILL loses at most the events read in the
+        last ``flush_interval`` (and never more than ``2 * batch_size``). A failed write (``StoreFull``)
+        stops the recording, never the session: the events keep flowing to the app, ``failure`` holds
+        the error and ``flush()``/exiting the block raise it."""
+        return Recording(
+            self,
+            session,
+            events,
+            thread=thread,
+            title=title,
+            wire=wire,
+            cwd=cwd,
+            batch_size=batch_size,
+            flush_interval=flush_interval,
+        )
+
+    @staticmethod
+    def generated_title(runtime: Runtime, agent: AgentInstallation, cwd: str | os.PathLike[str] = ".") -> TitleMaker:
+        """A ``TitleMaker`` that asks ``agent`` for a short title (``Runtime.generate``), opt-in: it starts
+        a throwaway session of the agent once per thread. Falls back to the first prompt's first line."""
+
+        async def make(prompt: str) -> str:
+            ask = (
+                "Reply with only a title of at most six words for a conversation that starts with this"
+                f" request, no quotes:\n\n{prompt[:2000]}"
+            )
+            text = await runtime.generate(agent, SessionOptions.in_dir(Path(cwd)), ask)
+            return _title_from(text.strip().strip("\"'")) or _title_from(prompt)
+
+        return make
+
+    # -- reopening, forking, handing off -------------------------------------------------------------
+    async def _installation(self, runtime: Runtime, agent: AgentInstallation | str) -> AgentInstallation:
+        if isinstance(agent, AgentInstallation):
+            return agent
+        return (await runtime.discover()).require(agent)
+
+    def _options(self, thread: Thread, options: SessionOptions | None) -> SessionOptions:
+        if options is not None:
+            return options
+        cwd = thread.cwd if thread.cwd and Path(thread.cwd).is_dir() else os.getcwd()
+        return SessionOptions.in_dir(cwd)
+
+    async def reopen(
+        self,
+        runtime: Runtime,
+        thread: Thread | str,
+        *,
+        options: SessionOptions | None = None,
+        agent: AgentInstallation | None = None,
+    ) -> Recording:
+        """Resume the thread's conversation through its resume token and record on into it.
+
+        Iterating the recording yields the stored history first (``Event``s; a line that no longer
+        decodes as a warning ``Diagnostic`` carrying the raw text), then the live events. Live events an
+        agent replays on resume, before the turn of the first new prompt (messages and tools the history already holds,
+        by their ids), are dropped, so
+        no message or tool shows twice. ``options`` defaults to the thread's directory; the resume token is set on
+        them. The recording closes the session it opened when its block ends."""
+        found = await self.thread(thread)
+        if not found.resume_token:
+            raise UnsupportedFeature(f"thread {found.id} has no resume token: the agent gave none")
+        installation = agent or await self._installation(runtime, found.agent_id)
+        reopen_options = self._options(found, options).resume(found.resume_token)
+        session, events = await runtime.open(installation, reopen_options)
+        return Recording(self, session, events, thread=found, replay=True, owns_session=True)
+
+    async def fork(
+        self,
+        runtime: Runtime,
+        thread: Thread | str,
+        *,
+        at: StoredEvent | int | None = None,
+        options: SessionOptions | None = None,
+        agent: AgentInstallation | None = None,
+    ) -> Recording:
+        """Branch a new thread off ``thread`` through the agent's fork (at the message of stored event
+        ``at``, or at the end). The new thread starts with a copy of the history up to that event and
+        names its origin. An agent that cannot fork is refused with ``anyagent.UnsupportedFeature``
+        before anything is stored."""
+        found = await self.thread(thread)
+        if not found.resume_token:
+            raise UnsupportedFeature(f"thread {found.id} has no resume token to fork from")
+        installation = agent or await self._installation(runtime, found.agent_id)
+        position = at.position if isinstance(at, StoredEvent) else at
+        message_id: str | None = None
+        if position is not None:
+            if not 1 <= position <= found.event_count:
+                raise StoreError(f"thread {found.id} has no event {position}", self.location)
+            message_id = await self._message_at(found, position)
+        fork_options = self._options(found, options).fork_from(found.resume_token, at=message_id)
+        session, events = await runtime.open(installation, fork_options)  # UnsupportedFeature: no fork
+        upto = position if position is not None else found.event_count
+        branch = await self.create_thread(
+            found.agent_id,
+            cwd=found.cwd,
+            title=found.title,
+            wire=found.wire,
+            resume_token=session.info().resume_token,
+            origin=found,
+            origin_kind=OriginKind.FORK,
+            origin_position=upto,
+        )
+        await self._call(self._backend.copy_events, found.id, branch.id, upto)
+        await self._call(self._backend.update_thread, branch.id, {"event_count": upto})
+        branch = attrs.evolve(branch, event_count=upto)
+        return Recording(self, session, events, thread=branch, replay=True, owns_session=True, dedupe=False)
+
+    async def _message_at(self, thread: Thread, position: int) -> str | None:
+        """The message id of the stored event at ``position``, else of the nearest message before it."""
+        stored = await self.history(thread, upto=position)
+        for item in reversed(stored):
+            kind = item.event.kind if item.event is not None else None
+            if isinstance(kind, (TextDelta, ReasoningDelta, UserMessage, MessageEnded)):
+                return kind.message_id
+        return None
+
+    async def handoff(
+        self,
+        runtime: Runtime,
+        thread: Thread | str,
+        agent: AgentInstallation | str,
+        *,
+        budget: int | None = None,
+        instruction: str | None = None,
+        options: SessionOptions | None = None,
+    ) -> Recording:
+        """Continue ``thread`` on another agent: a new thread (linked to its origin) whose first prompt,
+        sent by the recording on entry, carries the earlier conversation within ``budget`` characters
+        (default ``anyagent_store.HANDOFF_BUDGET``; the rule is ``anyagent_store.handoff_prompt``'s)."""
+        from ._handoff import HANDOFF_BUDGET, handoff_prompt
+
+        found = await self.thread(thread)
+        installation = await self._installation(runtime, agent)
+        stored = await self.history(found)
+        prompt = handoff_prompt(
+            found, [s.event for s in stored if s.event is not None], budget or HANDOFF_BUDGET, instruction
+        )
+        handoff_options = self._options(found, options)
+        session, events = await runtime.open(installation, handoff_options)
+        successor = await self.create_thread(
+            installation.id,
+            cwd=str(handoff_options.cwd),
+            title=found.title,
+            wire=installation.wire,
+            resume_token=session.info().resume_token,
+            origin=found,
+            origin_kind=OriginKind.HANDOFF,
+            origin_position=found.event_count,
+        )
+        return Recording(self, session, events, thread=successor, owns_session=True, first_prompt=prompt)
+
+    # -- the agents' own history ---------------------------------------------------------------------
+    async def import_history(
+        self, source: HistorySource, agent: AgentInstallation | str, cwd: str | os.PathLike[str] | None = None
+    ) -> list[Thread]:
+        """Add the conversations ``agent`` keeps itself (``Runtime.history``) to the thread list, as
+        threads with a resume token and no stored events (``reopen`` continues them). A conversation
+        imported before (same agent and resume token) is not added twice; the new threads are returned.
+        ``UnsupportedFeature`` when the agent keeps no history it exposes."""
+        entries = await source.history(agent, cwd)
+        known: set[tuple[str, str]] = set()
+        agent_ids = {entry.agent_id for entry in entries}
+        for agent_id in agent_ids:
+            cursor: str | None = None
+            while True:
+                page = await self.threads(agent=agent_id, archived=None, limit=500, cursor=cursor)
+                known.update((t.agent_id, t.resume_token) for t in page.threads if t.resume_token)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+        added: list[Thread] = []
+        for entry in entries:
+            if (entry.agent_id, entry.resume_token) in known:
+                continue
+            known.add((entry.agent_id, entry.resume_token))
+            added.append(
+                await self.create_thread(
+                    entry.agent_id,
+                    cwd=entry.cwd,
+                    title=entry.title,
+                    resume_token=entry.resume_token,
+                    created_at=entry.created_at or entry.updated_at,
+                    updated_at=entry.updated_at or entry.created_at,
+                    origin_kind=OriginKind.IMPORT,
+                )
+            )
+        return added
+
+    # -- export --------------------------------------------------------------------------------------
+    async def export(self, thread: Thread | str, format: str = "jsonl") -> str:
+        """The thread as text: ``"jsonl"`` (one ``anyagent.serialize`` event per line, as stored; a line that
+        no longer decodes is written as stored) or ``"md"`` (a readable Markdown transcript)."""
+        from ._export import markdown
+
+        found = await self.thread(thread)
+        stored = await self.history(found)
+        if format == "jsonl":
+            return "".join(item.raw + "\n" for item in stored)
+        if format in ("md", "markdown"):
+            return markdown(found, stored)
+        raise StoreError(f"unknown export format {format!r} (jsonl or md)")
+
+
+def _decode_all(rows: Sequence[tuple[int, str]]) -> list[StoredEvent]:
+    return [decode(position, body) for position, body in rows]
+
+
+def _row(thread: Thread) -> dict[str, Any]:
+    return {
+        "id": thread.id,
+        "agent_id": thread.agent_id,
+        "wire": thread.wire,
+        "cwd": thread.cwd,
+        "title": thread.title,
+        "status": thread.status.value,
+        "resume_token": thread.resume_token,
+        "created_us": to_micros(thread.created_at),
+        "updated_us": to_micros(thread.updated_at),
+        "archived": 1 if thread.archived else 0,
+        "event_count": thread.event_count,
+        "origin_id": thread.origin_id,
+        "origin_kind": thread.origin_kind.value if thread.origin_kind else None,
+        "origin_position": thread.origin_position,
+        "used_tokens": thread.used_tokens,
+        "window_tokens": thread.window_tokens,
+        "cost_usd": thread.cost_usd,
+    }
+
+
+_STATUS_OF = {"idle": ThreadStatus.IDLE, "working": ThreadStatus.WORKING, "needs_input": ThreadStatus.NEEDS_INPUT}
+
+
+def _identity(event: Event) -> tuple[str, str] | None:
+    """What makes an event a repeat of one already stored: its message or tool (the agent's ids)."""
+    kind = event.kind
+    if isinstance(kind, (TextDelta, ReasoningDelta, UserMessage, MessageEnded)):
+        return "message", kind.message_id
+    if isinstance(kind, ToolUpdated):
+        return "tool", kind.tool.id
+    if isinstance(kind, ToolOutputDelta):
+        return "tool", kind.tool_id
+    return None  # turn ids are the engine's own, counted afresh in each session: never a repeat
+
+
+class Recording:
+    """A session's events, teed into a stored thread as the app reads them (``Store.record``,
+    ``Store.reopen``, ``Store.fork``, ``Store.handoff``). Use it in ``async with``; iterate it for the
+    events; prompt through ``prompt`` so the prompt is stored (and titles the thread)."""
+
+    def __init__(
+        self,
+        store: Store,
+        session: Session,
+        events: Events | AsyncIterator[Event],
+        *,
+        thread: Thread | None = None,
+        title: str | TitleMaker | None = None,
+        wire: str | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        batch_size: int = 256,
+        flush_interval: float = 0.25,
+        replay: bool = False,
+        owns_session: bool = False,
+        dedupe: bool = True,
+        first_prompt: str | None = None,
+    ) -> None:
+        if batch_size < 1 or flush_interval <= 0:
+            raise StoreError("batch_size must be at least 1 and flush_interval positive")
+        self.store = store
+        self.session = session
+        self._events = events.__aiter__()
+        self._thread = thread
+        self._title_arg = title
+        self._wire = wire
+        self._cwd = str(cwd) if cwd is not None else None
+        self.batch_size = batch_size
+        self.flush_interval = flush_interval
+        self._replay = replay
+        self._owns_session = owns_session
+        self._dedupe = dedupe
+        self._first_prompt = first_prompt
+        self._pending: list[Event] = []
+        self._wake = anyio.Event()
+        self._flush_lock = anyio.Lock()
+        self._room = anyio.Event()
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._next_position = (thread.event_count if thread else 0) + 1
+        self._fields: dict[str, Any] = {}
+        self._status = thread.status if thread else ThreadStatus.IDLE
+        self._title = thread.title if thread else (title if isinstance(title, str) else None)
+        self._seen: set[tuple[str, str]] = set()
+        self._history: AsyncIterator[StoredEvent] | None = None
+        self.failure: StoreError | None = None
+        self._closed = False
+
+    @property
+    def thread(self) -> Thread:
+        """The thread being recorded into, as of the last event read (``Store.thread`` for what is stored)."""
+        if self._thread is None:
+            raise StoreError("the recording has not started (use `async with`)")
+        return self._thread
+
+    async def __aenter__(self) -> Recording:
+        if self._thread is None:
+            info = self.session.info()
+            self._thread = await self.store.create_thread(
+                info.agent.id,
+                cwd=self._cwd,
+                title=self._title,
+                wire=self._wire or info.agent.wire,
+                resume_token=info.resume_token,
+            )
+        if self._replay:
+            self._history = self.store.events(self._thread, upto=self._next_position - 1).__aiter__()
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        tg.start_soon(self._flusher)
+        if self._first_prompt is not None:
+            try:
+                await self.prompt(self._first_prompt)
+            except BaseException as exc:
+                await self.__aexit__(type(exc), exc, exc.__traceback__)
+                raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        tg = self._tg
+        self._tg = None
+        if tg is not None:
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)
+        with anyio.CancelScope(shield=True):
+            try:
+                await self._flush()
+            finally:
+                self._closed = True
+                if self._owns_session:
+                    await self.session.close()
+        if self.failure is not None and exc_type is None:
+            raise self.failure
+
+    # -- prompting -----------------------------------------------------------------------------------
+    async def prompt(self, value: str | Input) -> Delivery:
+        """``session.prompt(value)``, with the prompt stored as a ``UserMessage`` marked
+        ``anyagent-store/prompt`` (its id); the first prompt titles an untitled thread."""
+        delivery = await self.session.prompt(value)
+        self.note_prompt(value if isinstance(value, str) else value.content, delivery)
+        return delivery
+
+    def note_prompt(self, text: str, delivery: Delivery) -> None:
+        """Store a prompt the app sent on ``session`` itself (``prompt`` calls this)."""
+        event = Event(
+            sequence=0,
+            occurred_at=_now(),
+            session_id=self.session.info().session_id,
+            kind=UserMessage(f"prompt-{delivery.prompt_id}", text),
+            extensions={PROMPT_EXTENSION: delivery.prompt_id},
+        )
+        self._add(event)
+        if self._title is None and text.strip():
+            self._title = _title_from(text)
+            self._fields["title"] = self._title
+            if callable(self._title_arg) and self._tg is not None:
+                self._tg.start_soon(self._generate_title, self._title_arg, text)
+
+    async def _generate_title(self, make: TitleMaker, text: str) -> None:
+        try:
+            title = await make(text)
+        except AgentError:
+            return
+        if title:
+            self._title = title
+            self._fields["title"] = title
+            self._wake.set()
+
+    # -- reading -------------------------------------------------------------------------------------
+    def __aiter__(self) -> Recording:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._history is not None:
+            try:
+                stored = await self._history.__anext__()
+            except StopAsyncIteration:
+                self._history = None
+            else:
+                event = stored.event
+                if event is None:
+                    return undecodable_event(stored, self.session.info().session_id)
+                if self._dedupe:
+                    identity = _identity(event)
+                    if identity is not None:
+                        self._seen.add(identity)
+                return event
+        while True:
+            try:
+                event = await self._events.__anext__()
+            except AgentError:
+                self._status = ThreadStatus.FAILED
+                self._fields["status"] = ThreadStatus.FAILED.value
+                self._wake.set()
+                raise
+            if self._seen:
+                if isinstance(event.kind, TurnStarted) and isinstance(event.kind.origin, PromptOrigin):
+                    self._seen.clear()  # the first turn of a new prompt: replays come before it, never after
+                else:
+                    identity = _identity(event)
+                    if identity is not None and identity in self._seen:
+                        continue  # the agent replayed history the store already showed
+            self._add(event)
+            return event
+
+    def _add(self, event: Event) -> None:
+        if self._closed or self.failure is not None:
+            return
+        self._pending.append(event)
+        kind = event.kind
+        if isinstance(kind, (TurnEnded, RequestOpened, TurnStarted, StatusChanged, ContextUsage, SessionUpdated)):
+            self._track(event)
+        if len(self._pending) >= self.batch_size:
+            self._wake.set()
+
+    def _track(self, event: Event) -> None:
+        kind = event.kind
+        status: ThreadStatus | None = None
+        if isinstance(kind, StatusChanged):
+            status = _STATUS_OF.get(kind.status.value)
+        elif isinstance(kind, RequestOpened):
+            status = ThreadStatus.NEEDS_INPUT
+            self._wake.set()
+        elif isinstance(kind, TurnStarted):
+            status = ThreadStatus.WORKING
+        elif isinstance(kind, TurnEnded):
+            if event.turn_info is None or not event.turn_info.parent_tool_id:
+                status = ThreadStatus.IDLE
+            self._wake.set()
+        elif isinstance(kind, ContextUsage):
+            self._fields.update(used_tokens=kind.used_tokens, window_tokens=kind.window_tokens, cost_usd=kind.cost_usd)
+        elif isinstance(kind, SessionUpdated) and kind.info.resume_token:
+            self._fields["resume_token"] = kind.info.resume_token
+        if status is not None and status is not self._status:
+            self._status = status
+            self._fields["status"] = status.value
+
+    # -- writing -------------------------------------------------------------------------------------
+    async def _flusher(self) -> None:
+        while True:
+            with anyio.move_on_after(self.flush_interval):
+                await self._wake.wait()
+            self._wake = anyio.Event()
+            with anyio.CancelScope(shield=True):  # a write under way finishes before the block ends
+                await self._flush()
+
+    async def flush(self) -> None:
+        """Write what was read so far; raises the recording's ``failure`` (``StoreFull``, …) if it has one."""
+        await self._flush()
+        if self.failure is not None:
+            raise self.failure
+
+    async def _flush(self) -> None:
+        async with self._flush_lock:
+            if self.failure is not None or self._thread is None:
+                return
+            batch, self._pending = self._pending, []
+            fields, self._fields = self._fields, {}
+            if not batch and not fields:
+                return
+            start = self._next_position
+            if batch:
+                fields["event_count"] = start + len(batch) - 1
+                fields["updated_us"] = to_micros(max(batch[-1].occurred_at, self._thread.updated_at))
+            token = self.session.info().resume_token
+            if token and token != self._thread.resume_token and "resume_token" not in fields:
+                fields["resume_token"] = token
+            try:
+                await self.store._call(_write, self.store._backend, self._thread.id, start, batch, fields)
+            except StoreError as exc:
+                self.failure = exc
+                self._pending = []
+                return
+            except BaseException:  # cancelled before the write began: keep the batch for the next flush
+                self._pending[:0] = batch
+                self._fields = {**fields, **self._fields}
+                raise
+            self._next_position = start + len(batch)
+            self._thread = _evolve(self._thread, fields)
+
+
+def _write(backend: Backend, thread_id: str, start: int, batch: Sequence[Event], fields: dict[str, Any]) -> None:
+    rows: list[EventRow] = [(start + i, *encode(event)) for i, event in enumerate(batch)]
+    if rows:
+        backend.append(thread_id, rows, fields)
+    else:
+        backend.update_thread(thread_id, fields)
+
+
+def _evolve(thread: Thread, fields: dict[str, Any]) -> Thread:
+    changes: dict[str, Any] = {}
+    for name, value in fields.items():
+        if name == "updated_us":
+            changes["updated_at"] = from_micros(value)
+        elif name == "status":
+            changes["status"] = ThreadStatus(value)
+        elif name in ("event_count", "title", "resume_token", "used_tokens", "window_tokens", "cost_usd", "cwd"):
+            changes[name] = value
+    return attrs.evolve(thread, **changes)
