@@ -360,8 +360,11 @@ class Store:
         ``title``: a fixed title, or a ``TitleMaker`` (``Store.generated_title``) run once on the first
         prompt; by default the first line of the first prompt. Events are written in batches of
         ``batch_size`` or every ``flush_interval`` seconds, whichever comes first, and at each turn end
-        and permission or question; a host killed with SIGKILL loses at most the events read in the
-        last ``flush_interval`` (and never more than ``2 * batch_size``). A failed write (``StoreFull``)
+        and permission or question; each write takes everything read so far, in one transaction, and the
+        read never waits for it. So a host killed with SIGKILL loses only events read after the last
+        write began: at most ``flush_interval`` seconds' worth plus the write under way (by default
+        0.25 s and a few ms; under a flood faster than the disk, what arrived during the last two writes).
+        A failed write (``StoreFull``)
         stops the recording, never the session: the events keep flowing to the app, ``failure`` holds
         the error and ``flush()``/exiting the block raise it."""
         return Recording(
@@ -645,7 +648,7 @@ class Recording:
         self._pending: list[Event] = []
         self._wake = anyio.Event()
         self._flush_lock = anyio.Lock()
-        self._room = anyio.Event()
+        self._taken = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
         self._next_position = (thread.event_count if thread else 0) + 1
         self._fields: dict[str, Any] = {}
@@ -774,6 +777,8 @@ class Recording:
                     if identity is not None and identity in self._seen:
                         continue  # the agent replayed history the store already showed
             self._add(event)
+            if len(self._pending) >= self.batch_size:
+                self._wake.set()  # never wait for the writer here: the engine drops a consumer that lags
             return event
 
     def _add(self, event: Event) -> None:
@@ -783,8 +788,6 @@ class Recording:
         kind = event.kind
         if isinstance(kind, (TurnEnded, RequestOpened, TurnStarted, StatusChanged, ContextUsage, SessionUpdated)):
             self._track(event)
-        if len(self._pending) >= self.batch_size:
-            self._wake.set()
 
     def _track(self, event: Event) -> None:
         kind = event.kind
@@ -826,9 +829,12 @@ class Recording:
     async def _flush(self) -> None:
         async with self._flush_lock:
             if self.failure is not None or self._thread is None:
+                self._taken.set()
                 return
             batch, self._pending = self._pending, []
             fields, self._fields = self._fields, {}
+            self._taken.set()
+            self._taken = anyio.Event()
             if not batch and not fields:
                 return
             start = self._next_position

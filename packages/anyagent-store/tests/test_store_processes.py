@@ -1,0 +1,103 @@
+"""Real processes: a host killed with SIGKILL mid-turn, and two processes writing one SQLite store."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from anyagent import TextDelta
+from anyagent_store import Store
+
+HOST = Path(__file__).parent / "hosts" / "record_host.py"
+
+
+def _line(proc: subprocess.Popen[str], prefix: str, timeout: float = 60.0) -> str:
+    assert proc.stdout is not None
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if selector.select(timeout=deadline - time.monotonic()):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith(prefix):
+                return line.split(maxsplit=1)[1].strip()
+    proc.kill()
+    raise AssertionError(f"the host never printed {prefix!r}: {proc.stderr.read() if proc.stderr else ''}")
+
+
+async def _stored(path: Path, thread_id: str) -> tuple[int, int]:
+    async with Store.sqlite(path) as store:
+        thread = await store.thread(thread_id)
+        history = await store.history(thread)
+        deltas = sum(1 for s in history if s.event is not None and isinstance(s.event.kind, TextDelta))
+        return thread.event_count, deltas
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+@pytest.mark.parametrize("settle", [0.0, 0.5])
+def test_sigkill_mid_turn_loses_at_most_the_unwritten_batches(tmp_path: Path, settle: float) -> None:
+    path = tmp_path / "threads.db"
+    proc = subprocess.Popen(
+        [sys.executable, str(HOST), str(path), "kill", "3000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        thread_id = _line(proc, "THREAD")
+        read = int(_line(proc, "READ"))
+        time.sleep(settle)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    assert proc.returncode == -signal.SIGKILL
+    count, deltas = anyio.run(_stored, path, thread_id)
+    if settle:
+        assert count == read  # the agent stalled mid-turn: after a few flush intervals everything read is stored
+        assert deltas == read - 3  # the prompt, TurnStarted and StatusChanged are the others
+    else:
+        assert 0 < count <= read  # killed at once: the writes that began before the kill are whole
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_two_processes_on_one_sqlite_store_never_corrupt_it(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    threads, deltas = 25, 60
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(HOST), str(path), "many", str(threads), str(deltas)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=180) for p in procs]
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err
+        assert out.strip() == "DONE"
+
+    async def check() -> None:
+        async with Store.sqlite(path) as store:
+            page = await store.threads(limit=100)
+            assert len(page.threads) == 2 * threads
+            for thread in page.threads:
+                history = await store.history(thread)
+                assert [s.position for s in history] == list(range(1, thread.event_count + 1))
+                assert sum(1 for s in history if s.event and isinstance(s.event.kind, TextDelta)) == deltas
+
+    anyio.run(check)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
