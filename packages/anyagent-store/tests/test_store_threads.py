@@ -230,3 +230,36 @@ async def test_a_closed_store_refuses_calls(db: object) -> None:
     with pytest.raises(StoreError, match="not open"):
         await store.threads()
     assert isinstance(Thread, type)
+
+
+async def test_import_history_lists_the_agents_own_conversations_once_and_reopens_them(store: Store) -> None:
+    from anyagent import HistoryEntry
+
+    when = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
+    entries = [
+        HistoryEntry("mock", "tok-a", title="refactor the lexer", cwd="/src/a", created_at=when, updated_at=when),
+        HistoryEntry("mock", "tok-b", title=None, cwd="/src/b", created_at=when - timedelta(days=1)),
+    ]
+    script = Script(history=entries).turn([Step.emit(text("m1", "carrying on")), Step.end(completed())])
+    async with Runtime.with_mock(script) as runtime:
+        added = await store.import_history(runtime, "mock")
+        assert {(t.resume_token, t.title, t.cwd) for t in added} == {
+            ("tok-a", "refactor the lexer", "/src/a"),
+            ("tok-b", None, "/src/b"),
+        }
+        assert all(t.origin_kind is OriginKind.IMPORT and t.event_count == 0 for t in added)
+        assert await store.import_history(runtime, "mock") == []  # known conversations are not added twice
+        lexer = next(t for t in added if t.resume_token == "tok-a")
+        assert (await store.thread(lexer)).updated_at == when
+        recording = await store.reopen(runtime, lexer)
+        async with recording:
+            await recording.prompt("go on")
+            seen = await read_turn(recording)
+    assert [e.kind.text for e in seen if isinstance(e.kind, TextDelta)] == ["carrying on"]
+    assert (await store.thread(lexer)).event_count == len(seen) + 1  # the prompt too
+
+
+async def test_import_history_of_an_agent_without_one_is_unsupported(store: Store) -> None:
+    async with Runtime.with_mock(Script()) as runtime:
+        with pytest.raises(UnsupportedFeature):
+            await store.import_history(runtime, "mock")

@@ -32,7 +32,7 @@ from ._errors import (
 from ._handoff import HANDOFF_BUDGET, Turn, handoff_prompt, turns
 from ._model import OriginKind, StoredEvent, Thread, ThreadPage, ThreadStatus
 from ._schema import SCHEMA_VERSION
-from ._store import PROMPT_EXTENSION, HistoryEntryLike, HistorySource, Recording, Store, TitleMaker
+from ._store import PROMPT_EXTENSION, Recording, Store, TitleMaker
 
 __version__ = "0.1.0"
 
@@ -43,8 +43,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "Backend",
     "ForeignDatabase",
-    "HistoryEntryLike",
-    "HistorySource",
     "OriginKind",
     "PostgresBackend",
     "Recording",

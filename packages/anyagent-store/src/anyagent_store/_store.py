@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -45,7 +45,7 @@ from ._codec import decode, encode, undecodable_event
 from ._errors import StoreError, ThreadNotFound
 from ._model import OriginKind, StoredEvent, Thread, ThreadPage, ThreadStatus, from_micros, to_micros
 
-__all__ = ["PROMPT_EXTENSION", "HistoryEntryLike", "HistorySource", "Recording", "Store", "TitleMaker"]
+__all__ = ["PROMPT_EXTENSION", "Recording", "Store", "TitleMaker"]
 
 T = TypeVar("T")
 PROMPT_EXTENSION = "anyagent-store/prompt"
@@ -53,31 +53,6 @@ PROMPT_EXTENSION = "anyagent-store/prompt"
 
 TitleMaker = Callable[[str], Awaitable[str]]
 """Makes a thread's title from its first prompt (``Store.generated_title`` asks the agent)."""
-
-
-class HistoryEntryLike(Protocol):
-    """One conversation an agent keeps itself (``anyagent.HistoryEntry``)."""
-
-    @property
-    def agent_id(self) -> str: ...
-    @property
-    def resume_token(self) -> str: ...
-    @property
-    def title(self) -> str | None: ...
-    @property
-    def cwd(self) -> str | None: ...
-    @property
-    def created_at(self) -> datetime | None: ...
-    @property
-    def updated_at(self) -> datetime | None: ...
-
-
-class HistorySource(Protocol):
-    """What ``Store.import_history`` lists conversations from: ``anyagent.Runtime``."""
-
-    async def history(
-        self, agent: AgentInstallation | str, cwd: str | os.PathLike[str] | None = None
-    ) -> Sequence[HistoryEntryLike]: ...
 
 
 def _now() -> datetime:
@@ -517,13 +492,13 @@ class Store:
 
     # -- the agents' own history ---------------------------------------------------------------------
     async def import_history(
-        self, source: HistorySource, agent: AgentInstallation | str, cwd: str | os.PathLike[str] | None = None
+        self, runtime: Runtime, agent: AgentInstallation | str, cwd: str | os.PathLike[str] | None = None
     ) -> list[Thread]:
         """Add the conversations ``agent`` keeps itself (``Runtime.history``) to the thread list, as
         threads with a resume token and no stored events (``reopen`` continues them). A conversation
         imported before (same agent and resume token) is not added twice; the new threads are returned.
         ``UnsupportedFeature`` when the agent keeps no history it exposes."""
-        entries = await source.history(agent, cwd)
+        entries = await runtime.history(agent, cwd)
         known: set[tuple[str, str]] = set()
         agent_ids = {entry.agent_id for entry in entries}
         for agent_id in agent_ids:
@@ -545,8 +520,8 @@ class Store:
                     cwd=entry.cwd,
                     title=entry.title,
                     resume_token=entry.resume_token,
-                    created_at=entry.created_at or entry.updated_at,
-                    updated_at=entry.updated_at or entry.created_at,
+                    created_at=entry.created_at or entry.last_activity,
+                    updated_at=entry.last_activity,
                     origin_kind=OriginKind.IMPORT,
                 )
             )
