@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -40,14 +40,15 @@ def drop_schema(dsn: str, schema: str) -> None:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> object:
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]:
     """How to make a store on each backend: a fresh SQLite file or a fresh PostgreSQL schema."""
     if request.param == "sqlite":
-        return lambda **kw: Store.sqlite(tmp_path / "threads.db", **kw)
+        yield lambda **kw: Store.sqlite(tmp_path / "threads.db", **kw)
+        return
     dsn = postgres_dsn()
     schema = f"t_{uuid.uuid4().hex[:12]}"
-    request.addfinalizer(lambda: drop_schema(dsn, schema))
-    return lambda **kw: Store.postgres(dsn, schema=schema)
+    yield lambda **kw: Store.postgres(dsn, schema=schema)
+    drop_schema(dsn, schema)
 
 
 @pytest.fixture

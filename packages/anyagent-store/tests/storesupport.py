@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from anyagent import Capability, ContextUsage, Event, Runtime, SessionOptions, TurnEnded
+from anyagent import Capability, ContextUsage, Event, Runtime, SessionOptions, ToolStatus, TurnEnded
 from anyagent.mock import Script, Step, completed, text, tool
-from anyagent import ToolStatus
-
 from anyagent_store import Recording, Store
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import anyio
 import pytest
 from conftest import drop_schema, postgres_dsn
 from storesupport import chatty_script, read_turn, record_turns
@@ -41,7 +42,7 @@ async def test_a_damaged_sqlite_file_is_a_typed_error(tmp_path: Path) -> None:
     data[100:4096] = b"\xff" * (4096 - 100)  # the schema page's content, past the header
     path.write_bytes(bytes(data))
     for suffix in ("-wal", "-shm"):
-        Path(str(path) + suffix).unlink(missing_ok=True)
+        await anyio.Path(str(path) + suffix).unlink(missing_ok=True)
     with pytest.raises(StoreCorrupt, match=str(path)):
         await Store.sqlite(path).open()
 
@@ -131,8 +132,10 @@ async def test_migration_from_a_version_one_postgres_schema() -> None:
         )
         conn.execute(
             "INSERT INTO events VALUES ('t1t1t1t1', 1, 'UserMessage', %s)",
-            ('{"sequence":1,"occurred_at":"2023-11-14T22:13:20+00:00","session_id":"s1","kind":{"type":'
-             '"UserMessage","message_id":"u1","text":"rename the module"},"turn_info":null,"extensions":{}}',),
+            (
+                '{"sequence":1,"occurred_at":"2023-11-14T22:13:20+00:00","session_id":"s1","kind":{"type":'
+                '"UserMessage","message_id":"u1","text":"rename the module"},"turn_info":null,"extensions":{}}',
+            ),
         )
     try:
         async with Store.postgres(dsn, schema=schema) as store:

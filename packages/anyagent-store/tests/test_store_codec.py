@@ -49,7 +49,7 @@ def test_decode_is_serialize_loads(event: Event) -> None:
 
 
 def test_the_direct_paths_are_taken_for_the_bulk_kinds() -> None:
-    event = Event(1, datetime.now(timezone.utc), "s1", TextDelta("m1", "hé\n\"x\""), TurnInfo("t1", None))
+    event = Event(1, datetime.now(timezone.utc), "s1", TextDelta("m1", 'hé\n"x"'), TurnInfo("t1", None))
     assert _fast_dumps(event) is not None
     import json
 

@@ -49,7 +49,10 @@ async def _stored(path: Path, thread_id: str) -> tuple[int, int]:
 def test_sigkill_mid_turn_loses_at_most_the_unwritten_batches(tmp_path: Path, settle: float) -> None:
     path = tmp_path / "threads.db"
     proc = subprocess.Popen(
-        [sys.executable, str(HOST), str(path), "kill", "3000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, str(HOST), str(path), "kill", "3000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         thread_id = _line(proc, "THREAD")

@@ -132,7 +132,11 @@ async def test_fork_copies_history_up_to_the_event_and_links_origin(store: Store
             await read_turn(branch)
     assert [serialize.dumps(e) for e in copied] == [s.raw for s in stored[: at.position]]
     forked = await store.thread(branch.thread.id)
-    assert (forked.origin_id, forked.origin_kind, forked.origin_position) == (first.thread.id, OriginKind.FORK, at.position)
+    assert (forked.origin_id, forked.origin_kind, forked.origin_position) == (
+        first.thread.id,
+        OriginKind.FORK,
+        at.position,
+    )
     assert forked.event_count > at.position
     assert [t.id for t in (await store.threads(origin=first.thread)).threads] == [forked.id]
     assert (await store.thread(first.thread)).event_count == len(stored)  # the origin is untouched
@@ -169,8 +173,7 @@ async def test_a_line_that_no_longer_decodes_is_kept_raw(store: Store) -> None:
         future = json.loads(serialize.dumps((await store.history(first.thread))[-1].event))
         future["kind"] = {"type": "HologramOpened", "room": 7}  # an event kind of a later anyagent
         raw = json.dumps(future)
-        await store._call(store._backend.append, first.thread.id, [(position, "HologramOpened", raw, None)], {})
-        await store._call(store._backend.update_thread, first.thread.id, {"event_count": position})
+        await store._call(store._backend.append, first.thread.id, position, [raw], None, {"event_count": position})
         stored = await store.history(first.thread)
         assert stored[-1].event is None and stored[-1].raw == raw and stored[-1].error
         assert stored[-2].event is not None

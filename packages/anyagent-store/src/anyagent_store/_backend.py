@@ -18,7 +18,7 @@ from typing import Any
 from ._errors import ForeignDatabase, StoreCorrupt, StoreError, StoreFull, StoreTooNew, StoreUnavailable
 from ._schema import MIGRATIONS, SCHEMA_VERSION, STORE_NAME
 
-__all__ = ["THREAD_COLUMNS", "Backend", "EventRow", "PostgresBackend", "SqliteBackend", "ThreadQuery"]
+__all__ = ["THREAD_COLUMNS", "Backend", "ChunkRow", "PostgresBackend", "SqliteBackend", "ThreadQuery"]
 
 THREAD_COLUMNS = (
     "id",
@@ -40,7 +40,7 @@ THREAD_COLUMNS = (
     "cost_usd",
 )
 _SELECT_THREAD = "SELECT " + ", ".join(THREAD_COLUMNS) + " FROM threads"
-EventRow = tuple[int, str, str, "str | None"]  # position, kind, body, searchable text
+ChunkRow = tuple[str, int, int, str, "str | None"]  # thread id, first, last, body, searchable text
 ThreadQuery = dict[str, Any]
 _APPLICATION_ID = 0x41414753  # "AAGS": PRAGMA application_id of an anyagent store file
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -105,11 +105,18 @@ class Backend:
             sets = ", ".join(f"{name} = ?" for name in fields)
             self._execute(cur, f"UPDATE threads SET {sets} WHERE id = ?", [*fields.values(), thread_id])
 
-    def append(self, thread_id: str, rows: Sequence[EventRow], fields: dict[str, Any]) -> None:
-        """Add a batch of events and update the thread's row, in one transaction."""
-        statement = self._sql("INSERT INTO events (thread_id, position, kind, body, text) VALUES (?, ?, ?, ?, ?)")
+    def append(
+        self, thread_id: str, first: int, lines: Sequence[str], text: str | None, fields: dict[str, Any]
+    ) -> None:
+        """Add one chunk (events ``first`` .. ``first + len(lines) - 1``) and update the thread's row, in one
+        transaction."""
         with self._guard(), self._transaction() as cur:
-            cur.executemany(statement, [(thread_id, *row) for row in rows])
+            if lines:
+                self._execute(
+                    cur,
+                    "INSERT INTO chunks (thread_id, first_position, last_position, body, text) VALUES (?, ?, ?, ?, ?)",
+                    [thread_id, first, first + len(lines) - 1, "\n".join(lines), text],
+                )
             self._update(cur, thread_id, fields)
 
     def thread(self, key: str) -> tuple[Any, ...] | list[tuple[Any, ...]]:
@@ -150,7 +157,7 @@ class Backend:
         if query.get("text"):
             pattern = _like(query["text"])
             where.append(
-                f"(title {self._like_op} ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM events e WHERE e.thread_id = threads.id"
+                f"(title {self._like_op} ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM chunks e WHERE e.thread_id = threads.id"
                 f" AND e.text {self._like_op} ? ESCAPE '\\'))"
             )
             params += [pattern, pattern]
@@ -164,40 +171,59 @@ class Backend:
         with self._guard(), self._transaction(write=False) as cur:
             return [tuple(r) for r in self._execute(cur, statement, params).fetchall()]
 
-    def events(self, thread_id: str, after: int, limit: int, upto: int | None = None) -> list[tuple[int, str]]:
-        statement = "SELECT position, body FROM events WHERE thread_id = ? AND position > ?"
+    def chunks(self, thread_id: str, after: int, limit: int, upto: int | None = None) -> list[tuple[int, str]]:
+        """Up to ``limit`` chunks ``(first position, body)`` holding events after ``after`` (up to ``upto``)."""
+        statement = "SELECT first_position, body FROM chunks WHERE thread_id = ? AND last_position > ?"
         params: list[Any] = [thread_id, after]
         if upto is not None:
-            statement += " AND position <= ?"
+            statement += " AND first_position <= ?"
             params.append(upto)
-        statement += " ORDER BY position LIMIT ?"
+        statement += " ORDER BY first_position LIMIT ?"
         params.append(limit)
         with self._guard(), self._transaction(write=False) as cur:
             return [(int(p), str(b)) for p, b in self._execute(cur, statement, params).fetchall()]
 
     def copy_events(self, source: str, target: str, upto: int) -> None:
+        """Give ``target`` the events 1 .. ``upto`` of ``source`` (the chunk holding ``upto`` is cut there)."""
         with self._guard(), self._transaction() as cur:
             self._execute(
                 cur,
-                "INSERT INTO events (thread_id, position, kind, body, text)"
-                " SELECT ?, position, kind, body, text FROM events WHERE thread_id = ? AND position <= ?",
+                "INSERT INTO chunks (thread_id, first_position, last_position, body, text)"
+                " SELECT ?, first_position, last_position, body, text FROM chunks"
+                " WHERE thread_id = ? AND last_position <= ?",
                 [target, source, upto],
             )
+            row = self._execute(
+                cur,
+                "SELECT first_position, body, text FROM chunks WHERE thread_id = ? AND first_position <= ?"
+                " AND last_position > ?",
+                [source, upto, upto],
+            ).fetchone()
+            if row is not None:
+                first, body, text = int(row[0]), str(row[1]), row[2]
+                kept = body.split("\n")[: upto - first + 1]
+                self._execute(
+                    cur,
+                    "INSERT INTO chunks (thread_id, first_position, last_position, body, text) VALUES (?, ?, ?, ?, ?)",
+                    [target, first, upto, "\n".join(kept), text],
+                )
 
     def delete_thread(self, thread_id: str) -> None:
         with self._guard(), self._transaction() as cur:
-            self._execute(cur, "DELETE FROM events WHERE thread_id = ?", [thread_id])
+            self._execute(cur, "DELETE FROM chunks WHERE thread_id = ?", [thread_id])
             self._execute(cur, "DELETE FROM threads WHERE id = ?", [thread_id])
 
-    def bulk_load(self, threads: Sequence[dict[str, Any]], events: Sequence[tuple[Any, ...]]) -> None:
-        """Insert many threads and ``(thread_id, position, kind, body, text)`` rows in one transaction
-        (imports and benchmarks)."""
+    def bulk_load(self, threads: Sequence[dict[str, Any]], chunks: Sequence[ChunkRow]) -> None:
+        """Insert many threads and chunks in one transaction (imports and benchmarks)."""
         names = list(THREAD_COLUMNS)
         statement = f"INSERT INTO threads ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
         with self._guard(), self._transaction() as cur:
             cur.executemany(self._sql(statement), [tuple(t.get(n) for n in names) for t in threads])
             cur.executemany(
-                self._sql("INSERT INTO events (thread_id, position, kind, body, text) VALUES (?, ?, ?, ?, ?)"), events
+                self._sql(
+                    "INSERT INTO chunks (thread_id, first_position, last_position, body, text) VALUES (?, ?, ?, ?, ?)"
+                ),
+                chunks,
             )
 
     def _migrate(self, cur: Any, version: int) -> None:

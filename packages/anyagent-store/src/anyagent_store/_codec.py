@@ -10,7 +10,7 @@ that no longer decodes is kept raw (``StoredEvent.event`` is None).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -32,7 +32,7 @@ from anyagent import (
 
 from ._model import StoredEvent
 
-__all__ = ["RAW_EXTENSION", "decode", "encode", "searchable_text", "undecodable_event"]
+__all__ = ["RAW_EXTENSION", "decode", "decode_chunk", "encode", "encode_batch", "searchable_text", "undecodable_event"]
 
 RAW_EXTENSION = "anyagent-store/raw"  # on the Diagnostic that stands for a line that no longer decodes
 
@@ -137,12 +137,7 @@ def _fast(data: Any) -> Event | None:
     return Event(sequence=sequence, occurred_at=when, session_id=session_id, kind=kind, turn_info=turn_info)
 
 
-def decode(position: int, raw: str) -> StoredEvent:
-    """One stored line as a ``StoredEvent`` (``event`` None, ``error`` set, when it does not decode)."""
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        return StoredEvent(position, raw, None, f"not JSON: {exc}")
+def _decoded(position: int, raw: str, data: Any) -> StoredEvent:
     event = _fast(data)
     if event is not None:
         return StoredEvent(position, raw, event)
@@ -150,6 +145,47 @@ def decode(position: int, raw: str) -> StoredEvent:
         return StoredEvent(position, raw, serialize.structure(data))
     except serialize.SerializationError as exc:
         return StoredEvent(position, raw, None, exc.message)
+
+
+def decode(position: int, raw: str) -> StoredEvent:
+    """One stored line as a ``StoredEvent`` (``event`` None, ``error`` set, when it does not decode)."""
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return StoredEvent(position, raw, None, f"not JSON: {exc}")
+    return _decoded(position, raw, data)
+
+
+def decode_chunk(first: int, body: str) -> list[StoredEvent]:
+    """The events of one stored chunk (lines joined by newlines), positions from ``first``. The chunk is
+    parsed as one JSON array when every line is JSON (one parser call for the batch), else line by line."""
+    lines = body.split("\n")
+    try:
+        values = json.loads("[" + ",".join(lines) + "]")
+    except ValueError:
+        return [decode(first + i, line) for i, line in enumerate(lines)]
+    if len(values) != len(lines):  # a line that held several values (never written so): line by line
+        return [decode(first + i, line) for i, line in enumerate(lines)]
+    return [_decoded(first + i, line, data) for i, (line, data) in enumerate(zip(lines, values, strict=True))]
+
+
+def encode_batch(events: Sequence[Event]) -> tuple[list[str], str | None]:
+    """The lines of a chunk and its searchable text (deltas of one message run together, so a phrase
+    split between deltas is found)."""
+    lines: list[str] = []
+    words: list[str] = []
+    previous: str | None = None
+    for event in events:
+        line = _fast_dumps(event) if type(event.sequence) is int else None
+        lines.append(line or serialize.dumps(event))
+        found = searchable_text(event.kind)
+        if found is not None:
+            message = getattr(event.kind, "message_id", None)
+            if words and (message is None or message != previous):
+                words.append("\n")
+            words.append(found)
+            previous = message
+    return lines, "".join(words) if words else None
 
 
 def undecodable_event(stored: StoredEvent, session_id: str) -> Event:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
@@ -40,8 +40,8 @@ from anyagent import (
     UserMessage,
 )
 
-from ._backend import THREAD_COLUMNS, Backend, EventRow, PostgresBackend, SqliteBackend, default_path
-from ._codec import decode, encode, undecodable_event
+from ._backend import THREAD_COLUMNS, Backend, PostgresBackend, SqliteBackend, default_path
+from ._codec import decode_chunk, encode_batch, undecodable_event
 from ._errors import StoreError, ThreadNotFound
 from ._model import OriginKind, StoredEvent, Thread, ThreadPage, ThreadStatus, from_micros, to_micros
 
@@ -271,15 +271,16 @@ class Store:
         """The thread's stored events in order (positions after ``after``, up to ``upto``), read a page at a
         time. A line that no longer decodes comes with ``event`` None and its raw text."""
         thread_id = thread.id if isinstance(thread, Thread) else (await self.thread(thread)).id
+        chunks_per_read = max(1, page // 256)
         while True:
-            rows = await self._call(self._backend.events, thread_id, after, page, upto)
+            rows = await self._call(self._backend.chunks, thread_id, after, chunks_per_read, upto)
             if not rows:
                 return
-            decoded = await anyio.to_thread.run_sync(_decode_all, rows)
+            decoded = await anyio.to_thread.run_sync(_decode_all, rows, after, upto)
             for stored in decoded:
                 yield stored
-            after = rows[-1][0]
-            if len(rows) < page:
+            after = max(after, decoded[-1].position) if decoded else after
+            if len(rows) < chunks_per_read:
                 return
 
     async def history(self, thread: Thread | str, *, upto: int | None = None) -> list[StoredEvent]:
@@ -303,11 +304,15 @@ class Store:
         await self._call(self._backend.update_thread, found.id, {"title": title})
         return attrs.evolve(found, title=title)
 
-    async def bulk_load(self, threads: Sequence[Thread], events: Sequence[tuple[str, int, Event]]) -> None:
-        """Insert threads and their ``(thread id, position, event)`` rows in one transaction (imports,
-        benchmarks). ``event_count`` of each thread must match its rows."""
-        rows = [(thread_id, position, *encode(event)) for thread_id, position, event in events]
-        await self._call(self._backend.bulk_load, [_row(t) for t in threads], rows)
+    async def bulk_load(self, threads: Sequence[Thread], events: Mapping[str, Sequence[Event]]) -> None:
+        """Insert threads and their events (by thread id, positions from 1) in one transaction, in chunks of
+        256 (imports, benchmarks). Each thread's ``event_count`` must be its number of events."""
+        chunks = []
+        for thread_id, thread_events in events.items():
+            for start in range(0, len(thread_events), 256):
+                lines, text = encode_batch(thread_events[start : start + 256])
+                chunks.append((thread_id, start + 1, start + len(lines), "\n".join(lines), text))
+        await self._call(self._backend.bulk_load, [_row(t) for t in threads], chunks)
 
     # -- recording -----------------------------------------------------------------------------------
     def record(
@@ -542,8 +547,9 @@ class Store:
         raise StoreError(f"unknown export format {format!r} (jsonl or md)")
 
 
-def _decode_all(rows: Sequence[tuple[int, str]]) -> list[StoredEvent]:
-    return [decode(position, body) for position, body in rows]
+def _decode_all(rows: Sequence[tuple[int, str]], after: int, upto: int | None) -> list[StoredEvent]:
+    decoded = [stored for first, body in rows for stored in decode_chunk(first, body)]
+    return [s for s in decoded if s.position > after and (upto is None or s.position <= upto)]
 
 
 def _row(thread: Thread) -> dict[str, Any]:
@@ -820,7 +826,8 @@ class Recording:
             if token and token != self._thread.resume_token and "resume_token" not in fields:
                 fields["resume_token"] = token
             try:
-                await self.store._call(_write, self.store._backend, self._thread.id, start, batch, fields)
+                lines, text = encode_batch(batch)  # on the loop, a few µs an event: the worker thread only writes
+                await self.store._call(self.store._backend.append, self._thread.id, start, lines, text, fields)
             except StoreError as exc:
                 self.failure = exc
                 self._pending = []
@@ -831,14 +838,6 @@ class Recording:
                 raise
             self._next_position = start + len(batch)
             self._thread = _evolve(self._thread, fields)
-
-
-def _write(backend: Backend, thread_id: str, start: int, batch: Sequence[Event], fields: dict[str, Any]) -> None:
-    rows: list[EventRow] = [(start + i, *encode(event)) for i, event in enumerate(batch)]
-    if rows:
-        backend.append(thread_id, rows, fields)
-    else:
-        backend.update_thread(thread_id, fields)
 
 
 def _evolve(thread: Thread, fields: dict[str, Any]) -> Thread:
