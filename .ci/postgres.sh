@@ -6,7 +6,7 @@
 set -euo pipefail
 bindir() {
   local found
-  found=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+  found=$(ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1 | xargs -r dirname || true)
   if [ -z "$found" ]; then
     command -v pg_ctl >/dev/null 2>&1 && found=$(dirname "$(command -v pg_ctl)")
   fi

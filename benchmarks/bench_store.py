@@ -85,7 +85,8 @@ async def overhead(n: int, runs: int, workdir: Path) -> None:
                         rates[name].append(await _read(runtime, agent, store if name == "recorded" else None))
             bare, recorded = statistics.median(rates["bare"]), statistics.median(rates["recorded"])
             print(
-                f"   {label:16} bare {bare:>10,.0f}/s   recorded {recorded:>10,.0f}/s   recorded/bare {recorded / bare:.2f}"
+                f"   {label:16} bare {bare:>10,.0f}/s   recorded {recorded:>10,.0f}/s"
+                f"   recorded/bare {recorded / bare:.2f}"
             )
 
 
@@ -167,9 +168,7 @@ async def drivers(workdir: Path) -> None:
         print("   (aiosqlite not installed: pip install aiosqlite to compare)")
     for name, run in contenders:
         appended, listed = await run()
-        print(
-            f"   {name:26} append {100_000 / appended:>9,.0f} rows/s   list {listed / 1000 * 1e3:.3f} ms/query"
-        )
+        print(f"   {name:26} append {100_000 / appended:>9,.0f} rows/s   list {listed / 1000 * 1e3:.3f} ms/query")
     print("   aiosqlite runs on asyncio only (trio has no asyncio loop), and the store supports both")
 
 
