@@ -50,6 +50,9 @@ class IsolatedClaude(ClaudeAdapter):
     async def probe_auth(self, request: seam.ConnectRequest) -> Any:
         return await super().probe_auth(attrs.evolve(request, env=self._env))
 
+    async def history(self, request: seam.ConnectRequest, cwd: Path | None) -> seam.HistoryListing:
+        return await super().history(attrs.evolve(request, env=self._env), cwd)
+
     def environment(self) -> Mapping[str, str]:
         return self._env
 

@@ -147,3 +147,56 @@ def _with_wire(agent: AgentInstallation, wire: str) -> AgentInstallation:
     import attrs
 
     return attrs.evolve(agent, wire=wire)
+
+
+# ---------------------------------------------------------------------------------------------
+# toolkit: bounded JSONL samples, times, titles
+
+
+def test_a_sample_reads_a_head_and_a_tail_and_never_a_cut_line(tmp_path: Path) -> None:
+    from anyagent import toolkit
+
+    path = tmp_path / "t.jsonl"
+    lines = [f'{{"n": {i}, "pad": "{"x" * 50}"}}' for i in range(200)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    sample = toolkit.read_json_lines_sample(path, head_bytes=1000, tail_bytes=1000)
+    assert not sample.complete and sample.bad_lines == 0
+    numbers = [value["n"] for value in sample.lines]
+    assert numbers[0] == 0 and numbers[-1] == 199
+    assert numbers == sorted(set(numbers))  # no line twice, none cut
+    assert 0 < len(sample.head) <= 1000 // 60 and 0 < len(sample.tail) <= 1000 // 60
+    whole = toolkit.read_json_lines_sample(path, head_bytes=1000, tail_bytes=len(path.read_bytes()))
+    assert whole.complete and [v["n"] for v in whole.lines] == list(range(200))
+    small = tmp_path / "s.jsonl"
+    small.write_bytes(b'{"a": 1}\n[1]\nnot json\n{"b": 2}')  # no final newline: still read when whole
+    read = toolkit.read_json_lines_sample(small)
+    assert read.complete and read.head == ({"a": 1}, {"b": 2}) and read.bad_lines == 2
+
+
+async def test_sampling_skips_what_it_cannot_read_with_a_diagnostic(tmp_path: Path) -> None:
+    from anyagent import toolkit
+
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"a": 1}\n', encoding="utf-8")
+    folder = tmp_path / "folder.jsonl"
+    folder.mkdir()
+    samples, diagnostics = await toolkit.sample_json_lines(lambda: [good, folder, tmp_path / "gone.jsonl"])
+    assert [s.path for s in samples] == [good]
+    assert [d.code for d in diagnostics] == ["history_unreadable", "history_unreadable"]
+    samples, diagnostics = await toolkit.sample_json_lines(lambda: [good, good, good], max_files=2)
+    assert len(samples) == 2 and [d.code for d in diagnostics] == ["history_truncated"]
+
+
+def test_history_times_and_titles() -> None:
+    from anyagent import toolkit
+
+    utc = timezone.utc
+    assert toolkit.history_time("2026-12-03T00:46:47.021Z") == datetime(2026, 12, 3, 0, 46, 47, 21000, tzinfo=utc)
+    assert toolkit.history_time("2026-12-03T01:46:47.1234567+01:00") == datetime(
+        2026, 12, 3, 0, 46, 47, 123456, tzinfo=utc
+    )
+    assert toolkit.history_time(1796258308404) == toolkit.history_time(1796258308.404)
+    assert toolkit.history_time(True) is None and toolkit.history_time("soon") is None
+    assert toolkit.title_line("  fix\n the   test ") == "fix the test"
+    assert toolkit.title_line("x" * 300) == "x" * 200 + "\u2026"
+    assert toolkit.title_line("") is None and toolkit.title_line(None) is None

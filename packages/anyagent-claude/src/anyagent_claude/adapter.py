@@ -209,6 +209,12 @@ class ClaudeAdapter(seam.Adapter):
             raise UnsupportedFeature("Claude reports no plan quota for this login (plan usage needs a subscription)")
         return usage
 
+    async def history(self, request: seam.ConnectRequest, cwd: Path | None) -> seam.HistoryListing:
+        """Claude Code's sessions from its project transcripts (``anyagent_claude.history``); no launch."""
+        from .history import history
+
+        return await history(request, cwd)
+
 
 def _first_spec(options: SessionOptions) -> LaunchSpec:
     configuration = dict(options.configuration)

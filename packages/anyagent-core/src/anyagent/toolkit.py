@@ -55,6 +55,7 @@ import attrs
 from . import seam
 from ._attachments import FileTooLarge, NotRegularFile, read_attachment
 from ._errors import AgentError, ProcessExited, ProtocolFailed
+from ._history import JsonLinesSample, history_time, read_json_lines_sample, sample_json_lines, title_line, unreadable
 from ._installation import AgentInstallation, AgentProfile
 from ._modes import PORTABLE_MODES, describe_modes, mode_aliases
 from ._options import SessionOptions
@@ -83,10 +84,12 @@ __all__ = [
     "DriverLoop",
     "FileTooLarge",
     "FrameSource",
+    "JsonLinesSample",
     "Launch",
     "NotRegularFile",
     "RequestBook",
     "frame_json",
+    "history_time",
     "launch_argv",
     "launch_env",
     "launching",
@@ -95,7 +98,11 @@ __all__ = [
     "login_methods",
     "open_recorder",
     "read_attachment",
+    "read_json_lines_sample",
     "refuse",
+    "sample_json_lines",
+    "title_line",
+    "unreadable",
     "wait_for_listening",
 ]
 
