@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -200,3 +204,33 @@ def test_history_times_and_titles() -> None:
     assert toolkit.title_line("  fix\n the   test ") == "fix the test"
     assert toolkit.title_line("x" * 300) == "x" * 200 + "\u2026"
     assert toolkit.title_line("") is None and toolkit.title_line(None) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# anyagent history AGENT [-C DIR] [--all] [--json]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "ANYAGENT_NO_LOGIN_SHELL": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "anyagent.cli", *args], capture_output=True, text=True, timeout=60, env=env
+    )
+
+
+def test_the_history_command_prints_a_table_and_json_lines(tmp_path: Path) -> None:
+    kept = [entry("tok-a", str(tmp_path), 1, title="older one"), entry("tok b", "/elsewhere", 9, title="newer one")]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"history": [json.loads(serialize.dumps(e)) for e in kept]}), encoding="utf-8")
+    here = _cli("--mock", str(script), "history", "mock", "-C", str(tmp_path))
+    assert here.returncode == 0, here.stderr
+    assert "older one" in here.stdout and "newer one" not in here.stdout
+    assert "anyagent chat mock --resume tok-a" in here.stdout
+    everywhere = _cli("--mock", str(script), "history", "mock", "--all", "--json")
+    assert everywhere.returncode == 0, everywhere.stderr
+    listed = [serialize.loads(line, HistoryEntry) for line in everywhere.stdout.splitlines()]
+    assert [e.resume_token for e in listed] == ["tok b", "tok-a"]
+    assert "--resume 'tok b'  in /elsewhere" in _cli("--mock", str(script), "history", "mock", "--all").stdout
+    none = tmp_path / "none.json"
+    none.write_text("{}", encoding="utf-8")
+    refused = _cli("--mock", str(none), "history", "mock")
+    assert refused.returncode != 0 and "UnsupportedFeature" in refused.stdout + refused.stderr

@@ -63,6 +63,7 @@ from ._types import (
     TerminalLogin,
     Unauthenticated,
 )
+from ._values import DiagnosticInfo
 
 
 class UsageError(Exception):
@@ -254,6 +255,31 @@ async def cmd_agents(runtime: Runtime, args: argparse.Namespace, out: Renderer) 
         if profile.executables:
             out.line(f"{out.bold(profile.name)} ({profile.id})  wire {profile.wire}, runs `{profile.executables[0]}`")
             out.line(out.dim(f"    install: {profile.install_hint}"))
+    return EXIT_OK
+
+
+async def cmd_history(runtime: Runtime, args: argparse.Namespace, out: Renderer) -> int:
+    """``anyagent history AGENT [-C DIR] [--all] [--json]``: the conversations the agent keeps itself."""
+
+    def skipped(diagnostic: DiagnosticInfo) -> None:
+        print(out.yellow(f"! {diagnostic.message}"), file=sys.stderr, flush=True)
+
+    directory = None if args.all else (args.directory or os.getcwd())
+    entries = await runtime.history(args.agent, directory, on_diagnostic=skipped)
+    if args.json:
+        for entry in entries:
+            print(to_json(entry))
+        return EXIT_OK
+    if not entries:
+        where = "anywhere" if directory is None else f"in {directory}"
+        out.line(out.dim(f"no {args.agent} conversations {where}"))
+        return EXIT_OK
+    for entry in entries:
+        when = entry.last_activity.astimezone().strftime("%Y-%m-%d %H:%M") if entry.last_activity else "?"
+        count = f"  {entry.message_count} messages" if entry.message_count is not None else ""
+        out.line(f"{out.dim(when)}  {out.bold(entry.title or '(untitled)')}{out.dim(count)}")
+        place = f"  in {entry.cwd}" if directory is None and entry.cwd else ""
+        out.line(out.dim(f"    anyagent chat {args.agent} --resume {shlex.quote(entry.resume_token)}{place}"))
     return EXIT_OK
 
 
@@ -678,6 +704,12 @@ def build_parser(commands: Sequence[CliCommand] = ()) -> argparse.ArgumentParser
 
     p = sub.add_parser("plugins", help="installed plugins, their wires and agents")
     p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("history", help="the conversations an agent keeps itself (newest first), to resume")
+    p.add_argument("agent", metavar="AGENT")
+    p.add_argument("-C", dest="directory", metavar="DIR", help="those run in DIR (default: this directory)")
+    p.add_argument("--all", action="store_true", help="those run in any directory")
+    p.add_argument("--json", action="store_true", help="one HistoryEntry per line (anyagent.serialize)")
     for command in commands:
         if command.name in COMMANDS:
             print(f"! a plugin's command {command.name!r} is a built-in command's name; it is ignored", file=sys.stderr)
@@ -710,6 +742,7 @@ COMMANDS = {
     "demo": cmd_demo,
     "plugins": cmd_plugins,
     "agents": cmd_agents,
+    "history": cmd_history,
 }
 
 
