@@ -23,6 +23,7 @@ from __future__ import annotations
 import typing as _typing
 
 from . import jsonread, seam
+from ._commands import CommandContext
 from ._engine import EVENT_BUFFER, Events, Session
 from ._errors import (
     AgentError,
@@ -51,7 +52,7 @@ from ._options import (
     RollbackScope,
     SessionOptions,
 )
-from ._registry import CliCommand, CommandContext, DemoAgent, PluginInfo, PluginWarning, Register
+from ._registry import CliCommand, DemoAgent, PluginInfo, PluginWarning, Register
 from ._runtime import Runtime
 from ._types import (
     JSON,

@@ -20,11 +20,9 @@ from ._values import DiagnosticInfo, DiagnosticLevel
 if TYPE_CHECKING:
     import argparse
 
-    from ._render import Renderer
-    from ._runtime import Runtime
     from .seam import Adapter, AdapterFactory
 
-__all__ = ["CliCommand", "CommandContext", "DemoAgent", "PluginInfo", "PluginWarning", "Register", "Registry"]
+__all__ = ["CliCommand", "DemoAgent", "PluginInfo", "PluginWarning", "Register", "Registry"]
 
 
 class PluginWarning(UserWarning):
@@ -45,36 +43,22 @@ class PluginInfo:
 
 
 @attrs.frozen
-class CommandContext:
-    """What a plugin's subcommand receives when it runs.
-
-    ``runtime`` is the ``Runtime`` the command line asked for (every installed plugin, or the
-    scripted mock with ``anyagent --mock SCRIPT``), already entered; ``args`` the parsed command
-    line (the command's own arguments and the global ones: ``no_color``, ``mock``); ``out`` the
-    renderer the built-in commands print with (``out.line(text)``, ``out.dim/bold/red/green/
-    yellow(text)``; colour only on a terminal).
-    """
-
-    runtime: Runtime
-    args: argparse.Namespace
-    out: Renderer
-
-
-@attrs.frozen
 class CliCommand:
     """A subcommand a plugin adds to the ``anyagent`` command (``anyagent NAME ...``).
 
     ``arguments(parser)`` adds the command's arguments to its ``argparse`` subparser (called when
-    the command line is parsed, so keep imports there cheap); ``run(context)`` runs it and returns
-    the exit status (0 success, 2 bad usage; see ``anyagent.cli``). ``help`` is the one-line summary
-    ``anyagent --help`` lists; ``description`` the longer text of ``anyagent NAME --help``.
+    the command line is parsed, so keep imports there cheap); ``run(context)`` runs it with one
+    ``anyagent.CommandContext`` and returns the exit status (0 success, 2 bad usage; see
+    ``anyagent.cli``). ``help`` is the one-line summary ``anyagent --help`` lists; ``description``
+    the longer text of ``anyagent NAME --help``.
     A name the core already uses (``run``, ``chat``, ...) or one registered before is refused with a
     warning; the first registration is kept.
     """
 
     name: str
     help: str
-    run: Callable[[CommandContext], Awaitable[int]]
+    # typed loosely here: the context names the Runtime, which loads the plugins that import this module
+    run: Callable[..., Awaitable[int]]
     arguments: Callable[[argparse.ArgumentParser], None] | None = None
     description: str | None = None
 

@@ -26,11 +26,12 @@ from pathlib import Path
 import anyio
 
 from ._chatui import LiveConsole, PlainConsole, console
+from ._commands import CommandContext
 from ._engine import Session
 from ._errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled
 from ._installation import AgentInstallation, DiscoveryReport
 from ._options import SessionOptions
-from ._registry import CliCommand, CommandContext, PluginWarning
+from ._registry import CliCommand, PluginWarning
 from ._render import Renderer
 from ._runtime import Runtime
 from ._terminal import (
