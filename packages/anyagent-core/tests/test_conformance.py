@@ -819,3 +819,99 @@ async def test_34_a_burst_merges_deltas_for_a_lagging_consumer_and_bytes_bound_a
         assert queued.bytes <= engine_module.EVENT_BUFFER_BYTES  # the paused reader's backlog stays bounded
         with pytest.raises(SessionClosed, match="MiB of events behind"):
             await reader.rest()
+
+
+def _ignores_cancel_then_streams_on(end_after: float, deltas: int = 80) -> list[Step]:
+    """A turn whose agent ignores the cancel, streams ``deltas`` more past the engine's deadline,
+    then ends the old turn itself (stamped with its id, as the codex and pi drivers do)."""
+    return [
+        Step.emit(text("m1", "slow")),
+        Step.sleep(0.3),
+        Step.repeat(deltas, [Step.emit(text("m1", "x")), Step.sleep(end_after / deltas)]),
+        Step.send(seam.TurnEnd(Cancelled(), turn_id="t1")),
+    ]
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["takes-prompts", "refuses-while-busy"])
+async def test_34_output_streamed_past_the_cancel_deadline_never_wedges_the_session(
+    monkeypatch: pytest.MonkeyPatch, busy: bool
+) -> None:
+    """Before: the late deltas opened an agent-originated turn, the agent's end of the old turn was
+    dropped as late, nothing ended the new turn, and the next prompt stayed Queued forever."""
+    import anyagent._engine as engine_module
+
+    monkeypatch.setattr(engine_module, "CANCEL_GRACE", 0.1)
+    script = (
+        Script(ignore_cancel=True, refuses_prompt_while_busy=busy)
+        .turn(_ignores_cancel_then_streams_on(0.4))
+        .turn([Step.emit(text("m2", "the real answer")), Step.end(completed())])
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("first")
+        await reader.kind(TextDelta)
+        await session.cancel()
+        first = await reader.turn()
+        assert first[-1].kind == TurnEnded(Cancelled())  # the engine gave up at its deadline
+        await anyio.sleep(0.8)  # the agent streams on past the deadline, then ends the old turn
+        await session.prompt("second")
+        second = await reader.turn()
+        assert second[-1].kind == TurnEnded(Completed())
+        assert TextDelta("m2", "the real answer") in [e.kind for e in second]
+        seen = reader.seen
+        origins = [e.kind.origin for e in seen if isinstance(e.kind, TurnStarted)]
+        assert [type(o).__name__ for o in origins] == ["PromptOrigin", "PromptOrigin"]  # no agent turn
+        assert TextDelta("m1", "x") not in [e.kind for e in seen]  # the cancelled turn's output: dropped
+        codes = [e.kind.diagnostic.code for e in second if isinstance(e.kind, Diagnostic)]
+        assert codes == ["cancel_unconfirmed", "late_turn_end"]
+
+
+async def test_35_a_prompt_after_a_late_confirmed_cancel_waits_for_the_agent_to_be_idle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An agent that refuses a prompt while it runs a turn (codex, pi) confirms the cancel after the
+    engine's deadline. Before: the next prompt was sent at once and ended Failed("still running a
+    turn"); now it is held (Queued) until the agent's own end of the old turn, then runs."""
+    import anyagent._engine as engine_module
+
+    monkeypatch.setattr(engine_module, "CANCEL_GRACE", 0.1)
+    script = (
+        Script(ignore_cancel=True, refuses_prompt_while_busy=True)
+        .turn([Step.emit(text("m1", "slow")), Step.sleep(0.6), Step.send(seam.TurnEnd(Cancelled(), turn_id="t1"))])
+        .turn([Step.emit(text("m2", "the real answer")), Step.end(completed())])
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("first")
+        await reader.kind(TextDelta)
+        await session.cancel()
+        first = await reader.turn()
+        assert first[-1].kind == TurnEnded(Cancelled())
+        delivery = await session.prompt("second")
+        assert delivery.kind == Queued(0)  # held: the agent still runs the old turn
+        assert session.status() is SessionStatus.WORKING
+        second = await reader.turn()
+        assert second[-1].kind == TurnEnded(Completed()), second[-1].kind
+        assert TextDelta("m2", "the real answer") in [e.kind for e in second]
+
+
+async def test_36_a_cancelled_turn_the_agent_never_ends_holds_the_next_prompt_only_so_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import anyagent._engine as engine_module
+
+    monkeypatch.setattr(engine_module, "CANCEL_GRACE", 0.1)
+    monkeypatch.setattr(engine_module, "CANCEL_SETTLE", 0.3)
+    script = (
+        Script(ignore_cancel=True, refuses_prompt_while_busy=True)
+        .turn([Step.emit(text("m1", "slow"))])  # the play ends: the agent is idle, but never said so
+        .turn([Step.emit(text("m2", "the real answer")), Step.end(completed())])
+    )
+    async with mock_session(script) as (session, reader):
+        await session.prompt("first")
+        await reader.kind(TextDelta)
+        await session.cancel()
+        await reader.turn()
+        assert (await session.prompt("second")).kind == Queued(0)
+        second = await reader.turn()
+        assert second[-1].kind == TurnEnded(Completed())
+        codes = [e.kind.diagnostic.code for e in second if isinstance(e.kind, Diagnostic)]
+        assert codes == ["cancel_unconfirmed"]

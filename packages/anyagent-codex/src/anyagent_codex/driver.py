@@ -242,6 +242,7 @@ class CodexDriver(seam.Driver):
             configuration=self._settings.configuration(),
             resume_token=self._thread_id,
             title=self._title,
+            refuses_prompt_while_busy=True,  # turn/start while a turn runs: "still running a turn"
         )
 
     async def _skills_listed(self, response: Response) -> None:

@@ -102,6 +102,12 @@ CLOSE_GRACE = 5.0
 CANCEL_GRACE = 10.0
 """Seconds after ``cancel`` before the engine ends a turn the adapter never ended."""
 
+CANCEL_SETTLE = 60.0
+"""Seconds after the engine ended a cancelled turn the agent never confirmed (``CANCEL_GRACE``)
+during which that turn's late output is dropped and, for an agent that refuses a prompt while it
+runs a turn (``DriverInfo.refuses_prompt_while_busy``), the next prompt waits for the agent's own
+end of it. After that the engine goes ahead as if the agent were idle."""
+
 CONFIGURE_GRACE = 30.0
 """Seconds the engine holds queued prompts for a between-turns setting to be confirmed."""
 
@@ -193,6 +199,11 @@ class _Engine:
         self._prompt_counter = 0
         self._promotion_pending = False
         self._late_end_noted = False
+        # a cancelled turn the engine ended at CANCEL_GRACE without the agent's end: its id until the
+        # agent ends it itself (or CANCEL_SETTLE passes); its output is dropped meanwhile
+        self._abandoned: str | None = None
+        self._abandoned_deadline: float | None = None
+        self._abandoned_output_noted = False
         # between-turns settings: held while a turn runs, then awaited before the next prompt
         self._held_config: dict[str, ConfigValue] = {}
         self._config_waits: list[tuple[str, ConfigValue]] = []  # sent, not yet confirmed or refused
@@ -319,6 +330,7 @@ class _Engine:
                 self._cancel_deadline,
                 self._close_deadline,
                 self._config_deadline,
+                self._abandoned_deadline,
             )
             if d is not None
         ]
@@ -488,9 +500,27 @@ class _Engine:
             self._emit(RequestClosed(request_id), turn.info)
             self._send(seam.Decline(request_id))
 
+    @property
+    def _held_for_idle(self) -> bool:
+        """The agent still runs a turn the engine gave up on, and would refuse a prompt now."""
+        return self._abandoned is not None and self.driver_info.refuses_prompt_while_busy
+
+    def _abandon(self, turn_id: str) -> None:
+        self._abandoned = turn_id
+        self._abandoned_output_noted = False
+        self._set_deadline("_abandoned_deadline", anyio.current_time() + CANCEL_SETTLE)
+
+    def _settle_abandoned(self) -> None:
+        """The agent is done with the turn the engine gave up on: held prompts go ahead."""
+        self._abandoned = None
+        self._abandoned_deadline = None
+        if self._state is _State.IDLE and self._turn is None and self._queue:
+            self._promotion_pending = True
+            self._timer_wake.set()
+
     def _promote(self) -> None:
         self._promotion_pending = False
-        if self._state is not _State.IDLE or not self._queue or self._config_pending:
+        if self._state is not _State.IDLE or not self._queue or self._config_pending or self._held_for_idle:
             return
         self._start_prompt(self._queue.popleft())
 
@@ -606,7 +636,18 @@ class _Engine:
                     "cancel_unconfirmed",
                     turn_info=self._turn_info(),
                 )
+                if self.driver_info.ends_turns:  # its own end will come: until then it is not idle
+                    self._abandon(self._turn.id)
                 self._end_turn(Cancelled())
+        if self._abandoned_deadline is not None and now >= self._abandoned_deadline:
+            self._abandoned_deadline = None
+            if self._abandoned is not None:
+                if self._held_for_idle and self._queue:
+                    self._diagnostic(
+                        f"the agent never ended the cancelled turn {self._abandoned}; the next prompt goes ahead",
+                        DiagnosticCode.CANCEL_UNCONFIRMED,
+                    )
+                self._settle_abandoned()
         if self._quiet_deadline is not None and now >= self._quiet_deadline:
             self._quiet_deadline = None
             if self._quiet_applies():
@@ -669,6 +710,9 @@ class _Engine:
         elif isinstance(event, seam.TurnAck):
             if self._turn is not None:
                 self._turn.awaiting_ack = False
+            if self._abandoned is not None and not self._held_for_idle:
+                self._abandoned = None  # the agent took a new prompt: the old turn is over for it
+                self._abandoned_deadline = None
         elif isinstance(event, seam.TurnEnd):
             self._on_turn_end(event)
         elif isinstance(event, seam.SteerResult):
@@ -717,6 +761,16 @@ class _Engine:
             if self._state is not _State.IDLE or not content:
                 self._emit(kind, None, event.extensions)
                 return
+            if self._abandoned is not None:
+                # the cancelled turn streams on after the engine ended it: never a new turn
+                if not self._abandoned_output_noted:
+                    self._abandoned_output_noted = True
+                    self._diagnostic(
+                        f"the agent kept streaming the cancelled turn {self._abandoned} after it was ended; "
+                        "dropped until the agent ends it",
+                        DiagnosticCode.CANCEL_UNCONFIRMED,
+                    )
+                return
             turn = self._begin_turn(AgentOrigin())
             turn.subagent = event.parent_tool_id
         elif turn.subagent is not None and event.parent_tool_id != turn.subagent and content:
@@ -763,6 +817,14 @@ class _Engine:
         if event.parent_tool_id is not None and (turn is None or turn.subagent != event.parent_tool_id):
             return  # a subagent's end is its parent's bookkeeping, never the parent's turn end
         # (unless the turn is one the engine opened for that subagent's lone output: it ends with it)
+        if turn is None and self._abandoned is not None and event.turn_id in (None, self._abandoned):
+            # the agent's own end of the turn the engine gave up on: it is idle now
+            self._diagnostic(
+                f"the end of turn {self._abandoned} arrived after it was over; ignored", DiagnosticCode.LATE_TURN_END
+            )
+            self._late_end_noted = True
+            self._settle_abandoned()
+            return
         if turn is None:
             if self._state is _State.IDLE and not self._late_end_noted:
                 self._late_end_noted = True
@@ -842,7 +904,13 @@ class _Engine:
         prompt_input = Input.coerce(value)
         self._prompt_counter += 1
         prompt = _Prompt(f"p{self._prompt_counter}", prompt_input)
-        if self._state is _State.IDLE and not self._queue and self._turn is None and not self._config_pending:
+        if (
+            self._state is _State.IDLE
+            and not self._queue
+            and self._turn is None
+            and not self._config_pending
+            and not self._held_for_idle
+        ):
             turn_id = self._start_prompt(prompt)
             self._sync_status()
             return Delivery(prompt.id, Started(turn_id))

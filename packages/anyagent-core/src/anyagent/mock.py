@@ -23,7 +23,9 @@ unanswered), ``ends_turns`` / ``ends_agent_turns`` (False: no end frame, complet
 ``stale_before_ack`` (a frame of the previous turn arrives before each ack), ``permissions``,
 ``options`` (config options; ``configure`` updates them), ``compact``, ``capabilities`` (more
 ``Capability`` values to report), ``buffer`` (the adapter's event buffer), ``ignore_close``
-(a wedged agent), ``ignore_cancel`` (never confirms a cancel), ``logged_out`` (``open`` raises
+(a wedged agent), ``ignore_cancel`` (never confirms a cancel), ``refuses_prompt_while_busy`` (a
+prompt that arrives while a turn still plays ends ``Failed("still running a turn")``, as codex and
+pi do; reported as ``DriverInfo.refuses_prompt_while_busy``), ``logged_out`` (``open`` raises
 ``AuthRequired``), ``version``, ``history`` (``HistoryEntry`` values ``Runtime.history`` lists for
 the agent ``"mock"``, filtered by their ``cwd``; resuming one of their tokens opens a session with
 its title; None, the default, makes ``history`` raise ``UnsupportedFeature``).
@@ -196,6 +198,7 @@ class Script:
     buffer: int = 64
     ignore_close: bool = False
     ignore_cancel: bool = False
+    refuses_prompt_while_busy: bool = False
     logged_out: bool = False
     version: str = "mock"
     history: tuple[HistoryEntry, ...] | None = attrs.field(default=None, converter=_history)
@@ -265,6 +268,7 @@ _FLAGS = (
     "compact",
     "ignore_close",
     "ignore_cancel",
+    "refuses_prompt_while_busy",
     "logged_out",
 )
 
@@ -490,6 +494,7 @@ class MockAdapter(seam.Adapter):
             title=kept.title if kept is not None else None,
             ends_turns=script.ends_turns,
             ends_agent_turns=script.ends_agent_turns,
+            refuses_prompt_while_busy=script.refuses_prompt_while_busy,
             tools_disabled=request.options.no_tools,
             event_buffer=script.buffer,
         )
@@ -586,7 +591,9 @@ class _MockDriver(seam.Driver):
             if script.stale_before_ack:
                 await link.content(TextDelta("stale", "a frame of the previous turn"))
             await link.turn_ack()
-            if self._entries and not self._entries[0].agent:
+            if script.refuses_prompt_while_busy and self._playing:
+                await link.turn_end(Failed("still running a turn"), turn_id=command.turn_id)
+            elif self._entries and not self._entries[0].agent:
                 entry = self._entries.popleft()
                 self._start_play(entry.steps)
             else:

@@ -256,6 +256,10 @@ class DriverInfo:
 
     ``ends_turns``: the wire ends prompted turns with its own frame (else the engine infers
     completion after the quiet window); ``ends_agent_turns``: the same for agent-originated turns.
+    ``refuses_prompt_while_busy``: the agent refuses a prompt while it still runs a turn (codex's
+    "still running a turn", pi's "already processing"). When the engine ended a cancelled turn the
+    agent never confirmed (``CANCEL_GRACE``), it then holds the next prompt until the agent's own
+    ``TurnEnd`` of that turn arrives (at most ``CANCEL_SETTLE`` seconds). Needs ``ends_turns``.
     ``tools_disabled``: the adapter honoured ``SessionOptions.no_tools``.
     ``event_buffer``: how many ``DriverEvent``s may wait for the engine before ``send`` blocks.
     """
@@ -266,6 +270,7 @@ class DriverInfo:
     title: str | None = None
     ends_turns: bool = True
     ends_agent_turns: bool = True
+    refuses_prompt_while_busy: bool = False
     tools_disabled: bool = False
     event_buffer: int = 64
 

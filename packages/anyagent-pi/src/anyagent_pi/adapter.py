@@ -359,6 +359,7 @@ class PiDriver(seam.Driver):
             resume_token=self._token,
             ends_turns=True,
             ends_agent_turns=True,
+            refuses_prompt_while_busy=True,  # pi answers a prompt mid-run "Agent is already processing"
             tools_disabled=self._setup.launch.request.options.no_tools,
         )
 
