@@ -7,7 +7,11 @@
    sessions, lost deltas (characters expected minus received, must be 0), wall time, deltas/s,
    peak RSS per session, peak threads and fds, and RSS/threads/fds after every session closed
    against the baseline taken before the first open (after the plugins loaded).
-2. Idle cost: ``--idle`` sessions opened and left idle; the host's context switches (all its
+2. A burst (``--burst 500``): that many opens at once, no pacing on the bench's side, each fake
+   ``claude`` burning ~30 ms of CPU before it answers ``initialize`` (a ``dash`` busy loop), once with
+   the runtime's default ``launch_limit`` (paced) and once with a limit so large nothing is paced
+   (as before ``launch_limit``); opened, ``HandshakeTimeout`` failures and wall time side by side.
+3. Idle cost: ``--idle`` sessions opened and left idle; the host's context switches (all its
    threads, ``/proc/self/task/*/status``) per second over ``--idle-seconds``.
 
 Run: ``python benchmarks/bench_sessions.py [--sessions 50,200,500,1000] [--deltas 1000]``.
@@ -39,6 +43,9 @@ OPENS_IN_FLIGHT = 32
 """Opens at a time: every session is live before any streams, but 1000 agents are not all
 started in the same instant (each start-up costs the machine ~20 ms of CPU)."""
 
+BURN = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done\n"
+"""~30 ms of CPU on this machine before the fake agent reads anything (a Node CLI takes 0.3-0.5 s)."""
+
 DASH_PRODUCER = r"""#!/bin/dash
 IFS= read -r init < "$2"
 while IFS= read -r line; do
@@ -59,13 +66,16 @@ done
 """
 
 
-def producer(directory: Path, deltas: int) -> Path:
+def producer(directory: Path, deltas: int, burn: bool = False) -> Path:
     turn = directory / "turn.jsonl"
     turn.write_bytes(claude_turn_bytes(deltas))
     init = directory / "init.json"
     init.write_text(json.dumps(claude_init_body(), separators=(",", ":")) + "\n")
     script = directory / "claude"
-    script.write_text(DASH_PRODUCER.replace('"$1"', f'"{turn}"').replace('"$2"', f'"{init}"'))
+    body = DASH_PRODUCER.replace('"$1"', f'"{turn}"').replace('"$2"', f'"{init}"')
+    if burn:
+        body = body.replace("#!/bin/dash\n", "#!/bin/dash\n" + BURN, 1)
+    script.write_text(body)
     script.chmod(0o755)
     return script
 
@@ -91,13 +101,15 @@ def switches() -> int:
     return total
 
 
-async def one_row(count: int, deltas: int, backend_note: str) -> dict[str, Any]:
+async def one_row(
+    count: int, deltas: int, backend_note: str, burst: bool = False, launch_limit: int | None = None
+) -> dict[str, Any]:
     import anyagent_claude.plugin
 
     expected = sum(len(f"w{k} ") for k in range(deltas))
     with tempfile.TemporaryDirectory() as tmp:
-        script = producer(Path(tmp), deltas)
-        async with Runtime(plugins=[anyagent_claude.plugin]) as runtime:
+        script = producer(Path(tmp), deltas, burn=burst)
+        async with Runtime(plugins=[anyagent_claude.plugin], launch_limit=launch_limit) as runtime:
             runtime.prewarm()
             agent = AgentInstallation.at("claude", script)
             options = SessionOptions.in_dir(tmp)
@@ -110,7 +122,7 @@ async def one_row(count: int, deltas: int, backend_note: str) -> dict[str, Any]:
             failures: list[str] = []
             all_open = anyio.Event()
             open_count = 0
-            limiter = anyio.CapacityLimiter(OPENS_IN_FLIGHT)
+            limiter = anyio.CapacityLimiter(count if burst else OPENS_IN_FLIGHT)
 
             async def run(index: int) -> None:
                 nonlocal completed, open_count
@@ -174,6 +186,8 @@ async def one_row(count: int, deltas: int, backend_note: str) -> dict[str, Any]:
         "peak": peak,
         "after": after,
         "failures": failures[:3],
+        "timeouts": sum("HandshakeTimeout" in f for f in failures),
+        "launch_limit": runtime.launch_limit,
     }
 
 
@@ -206,7 +220,10 @@ def main() -> None:
     parser.add_argument("--backend", default="asyncio", choices=["asyncio", "trio"])
     parser.add_argument("--idle", type=int, default=200)
     parser.add_argument("--idle-seconds", type=float, default=5.0)
+    parser.add_argument("--burst", type=int, default=500)
     parser.add_argument("--one", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--one-burst", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--launch-limit", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--one-idle", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if shutil.which("dash") is None:
@@ -214,6 +231,11 @@ def main() -> None:
         return
     if args.one:
         row = anyio.run(one_row, args.one, args.deltas, args.backend, backend=args.backend)
+        print(json.dumps(row))
+        return
+    if args.one_burst:
+        limit = args.launch_limit or None
+        row = anyio.run(one_row, args.one_burst, args.deltas, args.backend, True, limit, backend=args.backend)
         print(json.dumps(row))
         return
     if args.one_idle:
@@ -253,6 +275,17 @@ def main() -> None:
         " TurnEnded with every session live; deltas/s over the stream; threads and fds: before open / peak /"
         " after close)"
     )
+    if args.burst:
+        print(f"  burst: {args.burst} opens at once, each fake claude burning ~30 ms of CPU before its handshake")
+        for label, limit in (("paced (default launch_limit)", 0), ("unpaced (launch_limit 100000)", 100000)):
+            row = child("--one-burst", str(args.burst), "--launch-limit", str(limit))
+            base, after = row["base"], row["after"]
+            print(
+                f"    {label:<30} limit {row['launch_limit']:>6}: opened {row['opened']:>4}/{args.burst}, "
+                f"{row['timeouts']:>4} HandshakeTimeout, done {row['completed']:>4}, lost {row['lost']}, "
+                f"wall {row['wall']:6.1f} s, RSS {base['rss'] / 1024:.0f}→{row['peak']['rss'] / 1024:.0f}→"
+                f"{after['rss'] / 1024:.0f} MB (base→peak→after close)"
+            )
     if args.idle:
         result = child("--one-idle", str(args.idle), "--idle-seconds", str(args.idle_seconds))
         print(

@@ -18,6 +18,7 @@ from anyagent import (
     ConfigOption,
     Diagnostic,
     EnvVarLogin,
+    Events,
     HandshakeTimeout,
     Input,
     InvalidConfiguration,
@@ -31,6 +32,7 @@ from anyagent import (
     RollbackScope,
     Runtime,
     SelectKind,
+    Session,
     SessionBusy,
     SessionClosed,
     SessionOptions,
@@ -41,7 +43,7 @@ from anyagent import (
     UnsupportedFeature,
     seam,
 )
-from anyagent.mock import Script, Step, completed, permission, question, select_option, text, tool
+from anyagent.mock import MockAdapter, Script, Step, completed, permission, question, select_option, text, tool
 
 pytestmark = pytest.mark.anyio
 
@@ -397,3 +399,53 @@ def test_session_options_are_immutable_and_validated(tmp_path: Path) -> None:
     assert base.fork_from("t", at="m1").resume("r").fork_token is None
     http = McpServer.http("h", "https://x").with_header("Authorization", "Bearer t")
     assert dict(http.headers) == {"Authorization": "Bearer t"}
+
+
+class _OneCpuAdapter(MockAdapter):
+    """A mock whose handshake needs the one shared "CPU" for 0.2 s: concurrent launches queue on it,
+    as a burst of real agents starting at once queues on the machine's cores."""
+
+    cpu: anyio.Lock
+
+    async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
+        async with self.cpu:
+            await anyio.sleep(0.2)
+        return await super().connect(request)
+
+
+async def test_a_burst_of_opens_is_paced_and_the_handshake_clock_starts_at_the_launch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Six opens at once, 0.2 s of "CPU" each, a 0.5 s handshake timeout: before, the queue on the
+    CPU counted against the handshake and the later opens raised HandshakeTimeout. Now each waits
+    for a launch slot first (not counted) and says so with a ``launch_queued`` diagnostic."""
+    from coresupport import _OneAdapter
+
+    monkeypatch.setattr(seam, "HANDSHAKE_TIMEOUT", 0.5)
+    adapter = _OneCpuAdapter(Script())
+    adapter.cpu = anyio.Lock()
+    assert Runtime().launch_limit >= 2  # sized to the machine by default
+    runtime = Runtime(plugins=[], launch_limit=1, _builtins=[_OneAdapter(adapter)])
+    opened: list[tuple[Session, Events]] = []
+    async with runtime:
+        agent = (await runtime.discover()).require("mock")
+
+        async def open_one() -> None:
+            opened.append(await runtime.open(agent, SessionOptions.in_dir(".")))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(6):
+                tg.start_soon(open_one)
+        assert len(opened) == 6
+        queued = 0
+        for session, events in opened:
+            await session.close()
+            codes = [e.kind.diagnostic.code for e in [e async for e in events] if isinstance(e.kind, Diagnostic)]
+            queued += codes == ["launch_queued"]
+        assert queued >= 3  # they waited 0, 0.2, 0.4, 0.6, 0.8, 1.0 s: those past 0.5 s said so
+
+
+def test_launch_limit_must_be_a_positive_int() -> None:
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(InvalidRequest):
+            Runtime(launch_limit=bad)  # type: ignore[arg-type]

@@ -1054,6 +1054,15 @@ class _Engine:
         for stream in (self._driver_rx, self._driver_tx, self._commands_tx, self._commands_rx):
             stream.close()
 
+    def note_launch_wait(self, seconds: float, limit: int) -> None:
+        """Before ``run``: the session waited ``seconds`` for one of ``limit`` launch slots."""
+        self._diagnostic(
+            f"waited {seconds:.1f} s for a launch slot ({limit} agents launch at once); the handshake "
+            "clock started with the launch",
+            DiagnosticCode.LAUNCH_QUEUED,
+            DiagnosticLevel.INFO,
+        )
+
     def _take_output(self) -> Outbox:
         return self._outbox
 

@@ -57,6 +57,19 @@ if TYPE_CHECKING:
 __all__ = ["Runtime"]
 
 
+LAUNCH_QUEUED_NOTE = 0.5
+"""Seconds a session may wait for a launch slot before its ``launch_queued`` diagnostic says so."""
+
+
+def default_launch_limit() -> int:
+    """Agents a ``Runtime`` launches at once by default: twice the CPUs this process may use, at least 2."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(2, 2 * cpus)
+
+
 class Runtime:
     """The entry point: discover agents, open sessions, one-off calls.
 
@@ -66,11 +79,29 @@ class Runtime:
     adapter packages (``Runtime(plugins=[anyagent_claude])`` loads the package's plugin). A given
     plugin that registers nothing raises ``InvalidConfiguration`` naming it, from the first call
     that needs the plugins (``registry``, ``discover``, ``open``, ...).
+
+    ``launch_limit``: at most this many agents launch (spawn and handshake) at once; the other
+    ``open`` calls wait their turn, and the ``HANDSHAKE_TIMEOUT`` clock starts only when a session's
+    launch does (a burst of opens is paced instead of timing out while the CPU is the queue). A
+    session that waited gets a ``launch_queued`` diagnostic as its first event. None (the default):
+    twice the CPUs this process may use, at least 2 (``Runtime.launch_limit`` says which).
     """
 
-    def __init__(self, plugins: Sequence[object] | None = None, *, _builtins: Sequence[object] | None = None) -> None:
+    def __init__(
+        self,
+        plugins: Sequence[object] | None = None,
+        *,
+        launch_limit: int | None = None,
+        _builtins: Sequence[object] | None = None,
+    ) -> None:
         if plugins is not None and (isinstance(plugins, (str, bytes)) or not isinstance(plugins, Sequence)):
             raise InvalidRequest("plugins must be a list of plugin modules or objects")
+        if launch_limit is not None and (
+            isinstance(launch_limit, bool) or not isinstance(launch_limit, int) or launch_limit < 1
+        ):
+            raise InvalidRequest(f"launch_limit must be a positive int or None, got {launch_limit!r}")
+        self.launch_limit = launch_limit if launch_limit is not None else default_launch_limit()
+        self._launches: anyio.CapacityLimiter | None = None
         self._plugin_list = list(plugins) if plugins is not None else None
         self._builtins = _builtins
         self._registry: Registry | None = None
@@ -97,6 +128,7 @@ class Runtime:
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
+        self._launches = anyio.CapacityLimiter(self.launch_limit)
         self._entered = True
         return self
 
@@ -263,20 +295,29 @@ class Runtime:
         session_id = f"s{self._session_counter}"
         request = seam.ConnectRequest(agent, profile, options, session_id, env)
         adapter = factory()
-        try:
-            with anyio.fail_after(seam.HANDSHAKE_TIMEOUT):
-                driver = await adapter.connect(request)
-        except TimeoutError:
-            raise HandshakeTimeout(
-                f"{agent.name} did not finish launching and its handshake within {seam.HANDSHAKE_TIMEOUT:g} s"
-            ) from None
+        launches = self._launches
+        if launches is None:  # outside ``async with`` (probe from a bare loop): paced by a limiter of its own
+            launches = self._launches = anyio.CapacityLimiter(self.launch_limit)
+        queued_at = anyio.current_time()
+        async with launches:
+            waited = anyio.current_time() - queued_at  # the handshake clock starts with the launch
+            try:
+                with anyio.fail_after(seam.HANDSHAKE_TIMEOUT):
+                    driver = await adapter.connect(request)
+            except TimeoutError:
+                raise HandshakeTimeout(
+                    f"{agent.name} did not finish launching and its handshake within {seam.HANDSHAKE_TIMEOUT:g} s"
+                ) from None
         try:
             _check_connected(driver.info, options)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await driver.aclose()
             raise
-        return _Engine(session_id, agent, options, driver)
+        engine = _Engine(session_id, agent, options, driver)
+        if waited >= LAUNCH_QUEUED_NOTE:
+            engine.note_launch_wait(waited, self.launch_limit)
+        return engine
 
     @asynccontextmanager
     async def _throwaway(

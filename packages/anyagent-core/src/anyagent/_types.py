@@ -702,6 +702,8 @@ class DiagnosticCode:
     """The agent is retrying its model API."""
     AGENT_WARNING = "agent_warning"
     """The agent reported a warning; nothing failed and the turn goes on."""
+    LAUNCH_QUEUED = "launch_queued"
+    """The session waited for a launch slot (``Runtime(launch_limit=...)``) before its agent started."""
 
     @classmethod
     def all(cls) -> dict[str, str]:
