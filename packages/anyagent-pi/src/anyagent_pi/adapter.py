@@ -261,6 +261,12 @@ class PiAdapter(seam.Adapter):
                 await connection.close(grace=0.5)
         return _auth(handshake, setup.login)
 
+    async def history(self, request: seam.ConnectRequest, cwd: Path | None) -> seam.HistoryListing:
+        """pi's sessions from its session files (``anyagent_pi.history``); no launch."""
+        from .history import history
+
+        return await history(request, cwd)
+
 
 class PiDriver(seam.Driver):
     """One pi session: see the module docstring. Built by ``PiAdapter.connect``."""

@@ -646,7 +646,7 @@ _CONFIGURERS: Mapping[str, Callable[[_Layout, str], _Configured]] = {
 def runtime_with_env(adapter: Callable[[], seam.Adapter], profile: AgentProfile, env: Mapping[str, str]) -> Runtime:
     """A ``Runtime`` that knows one agent, ``profile``, whose adapter (built by ``adapter``)
     launches it with exactly ``env`` — the live tier's isolated environment, in place of the
-    host's — for ``connect`` and ``probe_auth`` alike."""
+    host's — for ``connect``, ``probe_auth`` and ``history`` alike."""
     import anyagent
     from anyagent import AgentInstallation, AuthStatus, PlanUsage, Runtime, seam
 
@@ -666,6 +666,9 @@ def runtime_with_env(adapter: Callable[[], seam.Adapter], profile: AgentProfile,
 
         async def plan_usage(self, installation: AgentInstallation, profile: AgentProfile | None) -> PlanUsage:
             return await self.inner.plan_usage(installation, profile)
+
+        async def history(self, request: seam.ConnectRequest, cwd: Path | None) -> seam.HistoryListing:
+            return await self.inner.history(attrs.evolve(request, env=pinned), cwd)
 
     class Plugin:
         @anyagent.hookimpl
