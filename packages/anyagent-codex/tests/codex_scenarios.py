@@ -446,12 +446,17 @@ async def question_answered(h: Harness) -> None:
     if h.fake is not None:
         h.fake.responder = _asked("ASK", Reply.tool("request_user_input", questions=QUESTIONS))
     async with opened(h) as (session, reader):
-        assert Capability.QUESTIONS in session.info().details.capabilities
+        # off until codex asks one on the wire (the spec's rule), then a SessionUpdated adds it
+        assert Capability.QUESTIONS not in session.info().details.capabilities
         await _skills_listed(reader)
         await session.configure("mode", "plan")  # codex's Plan mode: request_user_input works there
         info = (await reader.kind(SessionUpdated)).info
         assert info.configuration["mode"] == "plan"
         await session.prompt("ASK about the button")
+        added = await reader.until(SessionUpdated, RequestOpened)
+        assert isinstance(added.kind, SessionUpdated), "the capability comes before the question"
+        assert Capability.QUESTIONS in added.kind.info.details.capabilities
+        assert Capability.QUESTIONS in session.info().details.capabilities
         request = (await reader.kind(RequestOpened)).request
         assert isinstance(request, QuestionRequest)
         [question] = request.questions

@@ -105,12 +105,14 @@ CAPABILITIES = Capabilities.of(
     Capability.COMPACT,
     Capability.SLASH_COMMANDS,
     Capability.PLAN,
-    Capability.QUESTIONS,
     Capability.SUBAGENTS,
     Capability.CONTEXT_USAGE,
     mcp_transports=("stdio", "http"),
 )
-"""What every connection reports; ``PLAN_USAGE`` is added for a ChatGPT (subscription) login."""
+"""What every connection reports; ``PLAN_USAGE`` is added for a ChatGPT (subscription) login, and
+``QUESTIONS`` once codex has asked one on the wire (``item/tool/requestUserInput``: the model's
+``request_user_input`` tool is not offered in every mode or release, so the capability stays off
+until observed; ``SessionUpdated`` then adds it)."""
 
 MCP_APPROVAL = "mcpServer/elicitation/request"
 """How codex asks before an MCP tool runs (an elicitation with ``_meta.codex_approval_kind``
@@ -154,6 +156,7 @@ class _Turn:
     engine_id: str | None
     compact: bool = False
     wire_id: str | None = None
+    started: bool = False  # codex sent ``turn/started``: only then does every release take a steer or interrupt
     cancel_requested: bool = False
     interrupt_sent: bool = False
     failure: str | None = None
@@ -202,6 +205,7 @@ class CodexDriver(seam.Driver):
         self._history = list(setup.history)
         self._max_retries = setup.max_retries
         self._title: str | None = None
+        self._questions = False  # codex asked a question on the wire: QUESTIONS is reported from then on
         self._translator = Translator()
         self._children: dict[str, _Child] = {}  # child thread id → its spawn call
         self._spawning: list[str] = []  # spawn calls whose thread codex has not named yet
@@ -230,6 +234,8 @@ class CodexDriver(seam.Driver):
         capabilities = CAPABILITIES
         if isinstance(self._auth, Authenticated) and self._auth.kind is AuthKind.SUBSCRIPTION:
             capabilities = capabilities.with_(Capability.PLAN_USAGE)
+        if self._questions:
+            capabilities = capabilities.with_(Capability.QUESTIONS)
         details = AgentDetails(
             version=self._version,
             auth=self._auth,
@@ -388,14 +394,20 @@ class CodexDriver(seam.Driver):
 
     async def _turn_started(self, wire_id: str | None) -> None:
         turn = self._turn
-        if turn is None or wire_id is None or turn.wire_id not in (None, wire_id):
+        if turn is None or wire_id is None or turn.wire_id not in (None, wire_id) or turn.started:
             return
-        await self._adopt_turn_id(turn, wire_id)
-
-    async def _adopt_turn_id(self, turn: _Turn, wire_id: str) -> None:
-        if turn.wire_id is not None:
-            return
+        turn.started = True
         turn.wire_id = wire_id
+        await self._release(turn)
+
+    def _adopt_turn_id(self, turn: _Turn, wire_id: str) -> None:
+        """The ``turn/start`` answer names the turn; what waits for it waits on for ``turn/started``
+        (codex 0.171 takes a steer in between, older releases refuse it: "no active turn to steer")."""
+        if turn.wire_id is None:
+            turn.wire_id = wire_id
+
+    async def _release(self, turn: _Turn) -> None:
+        """The turn started: send the steers and the interrupt held until then."""
         held, turn.held_steers = turn.held_steers, []
         for steer in held:
             await self._send_steer(turn, steer)
@@ -503,6 +515,9 @@ class CodexDriver(seam.Driver):
         params = j.obj(request.params)
         child = self._requester(params)
         if request.method == "item/tool/requestUserInput":
+            if not self._questions:  # the first one seen: the capability comes before the question
+                self._questions = True
+                await self._info_changed()
             await self._open_question(request, params, child)
             return
         item_id = j.text(params.get("itemId"), "")
@@ -658,7 +673,7 @@ class CodexDriver(seam.Driver):
                 return
             wire_id = j.nonempty(j.obj(j.obj(response.result).get("turn")).get("id"))
             if wire_id is not None and self._turn is turn:
-                await self._adopt_turn_id(turn, wire_id)
+                self._adopt_turn_id(turn, wire_id)
 
         if not await self._request("turn/start", params, started):
             await self._end(turn, Failed("the prompt could not be sent: codex no longer reads"))
@@ -667,8 +682,8 @@ class CodexDriver(seam.Driver):
         turn = self._turn
         if turn is None or turn.compact or turn.cancel_requested or turn.failure is not None:
             await self._loop.send(seam.SteerResult(False))
-        elif turn.wire_id is None:
-            turn.held_steers.append(command.input)  # codex refuses a steer before it names the turn
+        elif not turn.started:
+            turn.held_steers.append(command.input)  # older codex refuses a steer before ``turn/started``
         else:
             await self._send_steer(turn, command.input)
 
@@ -700,8 +715,8 @@ class CodexDriver(seam.Driver):
                 await self._send_interrupt(thread, child.wire_turn)
 
     async def _interrupt(self, turn: _Turn) -> None:
-        if turn.interrupt_sent or turn.wire_id is None:
-            return  # sent once codex names the turn (``_adopt_turn_id``)
+        if turn.interrupt_sent or turn.wire_id is None or not turn.started:
+            return  # sent once the turn started (``_release``): older codex refuses it before
         turn.interrupt_sent = True
         await self._send_interrupt(self._thread_id, turn.wire_id)
 
