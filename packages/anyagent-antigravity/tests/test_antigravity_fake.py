@@ -18,6 +18,9 @@ from anyagent import (
     AuthRequired,
     Cancelled,
     Completed,
+    Diagnostic,
+    DiagnosticCode,
+    Input,
     PermissionMode,
     ProcessExited,
     ResumeFailed,
@@ -217,3 +220,19 @@ async def test_nothing_installed_is_missing_with_agys_install_hint(tmp_path: Pat
     assert report.get("antigravity") is None
     [missing] = [m for m in report.missing if m.id == "antigravity"]
     assert missing.install_hint == PROFILE.install_hint
+
+
+async def test_attachments_go_into_the_prompt_text_as_paths(tmp_path: Path) -> None:
+    """agy's headless wire takes text only: an attachment's path rides in the prompt (before: it was
+    dropped with a diagnostic)."""
+    agy = fake_agy(tmp_path / "agy")
+    document = tmp_path / "notes.txt"
+    document.write_text("hello", encoding="utf-8")
+    async with runtime() as rt:
+        session, events = await rt.open(AgentInstallation.at("antigravity", agy), SessionOptions.in_dir(tmp_path))
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt(Input.text("summarize this").attach(document))
+            turn = await reader.turn()
+    assert f"summarize this\n\nAttached files:\n- {document}" in text_of(turn)
+    assert not [d for d in kinds(turn, Diagnostic) if d.diagnostic.code == DiagnosticCode.ATTACHMENT]

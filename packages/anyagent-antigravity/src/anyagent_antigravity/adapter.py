@@ -23,6 +23,7 @@ permission-gated tool itself (the tool shows as failed), ``AUTO_APPROVE`` launch
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import anyio
@@ -38,7 +39,6 @@ from anyagent import (
     ConfigChoice,
     ConfigOption,
     ConfigValue,
-    DiagnosticCode,
     Failed,
     InvalidConfiguration,
     LoginMethod,
@@ -148,6 +148,15 @@ def _launch_error(request: seam.ConnectRequest, failure: str, resume: str | None
     return ProtocolFailed(f"agy failed to start: {failure}")
 
 
+def _prompt_text(content: str, attachments: Sequence[Path]) -> str:
+    """The prompt as agy's headless wire takes it (text only): attachments become their paths in
+    the text, for agy's own tools to open (the spec's rule for a wire without images)."""
+    if not attachments:
+        return content
+    listing = "\n".join(f"- {path}" for path in attachments)
+    return f"{content}\n\nAttached files:\n{listing}" if content else f"Attached files:\n{listing}"
+
+
 class AgyAdapter(seam.Adapter):
     """Antigravity's ``agy`` over its headless stream-json wire (wire ``"agy"``)."""
 
@@ -249,12 +258,12 @@ class AgyDriver(seam.Driver):
 
     async def _start_turn(self, command: seam.StartTurn) -> None:
         self._turn = command.turn_id
-        frame = {"event": "user", "message": {"content": command.input.content}}
+        frame = {
+            "event": "user",
+            "message": {"content": _prompt_text(command.input.content, command.input.attachments)},
+        }
         written = await self.loop.write(self._started.lines.send(frame))
         await self.loop.send(seam.TurnAck())
-        for path in command.input.attachments:
-            message = f"agy's headless wire takes text only; {path} was not sent (the ACP server takes files)"
-            await self.loop.diagnostic(message, DiagnosticCode.ATTACHMENT)
         if not written:
             self._turn = None
             await self.loop.send(seam.TurnEnd(Failed(_STOPPED), turn_id=command.turn_id))
