@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+import pytest
 
 from anyagent import Capability, ContextUsage, Event, Runtime, SessionOptions, ToolStatus, TurnEnded
 from anyagent.mock import Script, Step, completed, text, tool
@@ -42,3 +45,27 @@ async def record_turns(store: Store, runtime: Runtime, prompts: list[str], cwd: 
             await recording.prompt(prompt)
             await read_turn(recording)
     return recording
+
+
+DSN_VARIABLE = "ANYAGENT_STORE_TEST_DSN"
+
+
+def postgres_dsn() -> str:
+    """The test server's DSN; skipped locally without one, a failure in CI (CI=true)."""
+    dsn = os.environ.get(DSN_VARIABLE)
+    if not dsn:
+        message = (
+            f"PostgreSQL tests need a server: set {DSN_VARIABLE} (`export {DSN_VARIABLE}=$(.ci/postgres.sh start)`"
+            " starts one from Debian's postgresql package)"
+        )
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return dsn
+
+
+def drop_schema(dsn: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import drop_schema, postgres_dsn
-from storesupport import chatty_script, read_turn, record_turns
+from storesupport import chatty_script, drop_schema, postgres_dsn, read_turn, record_turns
 
 from anyagent import Runtime, SessionOptions, TextDelta, TurnEnded
 from anyagent.mock import Script, Step, completed, text
