@@ -23,6 +23,7 @@ TEST_DEPS = [
     "jsonschema>=4.20",
     "rfc3339-validator>=0.1.4",
     "agent-client-protocol>=0.12,<0.13",
+    "httpx-ws>=0.7",  # the sidecar's WebSocket tests' client (anyio: asyncio and trio)
 ]
 
 

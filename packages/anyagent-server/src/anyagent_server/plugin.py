@@ -1,0 +1,101 @@
+"""The ``anyagent serve`` subcommand, registered through core's ``anyagent_commands`` hook."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import anyagent
+
+__all__ = ["anyagent_commands"]
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--mock",
+        dest="serve_mock",
+        metavar="SCRIPT.json",
+        help="serve only the scripted agent 'mock' playing this anyagent-rs mock script (each session from its start)",
+    )
+    parser.add_argument(
+        "--schema", action="store_true", help="print the JSON Schema of every line in and out, then exit"
+    )
+    parser.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="serve the same protocol over a WebSocket on HOST:PORT (loopback only unless --allow-remote)",
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow --listen on a non-loopback address: anyone who can reach it and holds the token drives your agents",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser Origin allowed to connect (repeatable; default: none, so browser pages are refused)",
+    )
+    parser.add_argument("--token-file", metavar="PATH", help="where --listen writes its bearer token (mode 0600)")
+    parser.add_argument("--replay", type=int, default=None, metavar="N", help="output lines kept per session (4096)")
+
+
+async def _run(context: anyagent.CommandContext) -> int:
+    args = context.args
+    if args.schema:
+        from .schema import schema_text
+
+        sys.stdout.write(schema_text())
+        return 0
+    from . import mockscript
+    from .hub import DEFAULT_REPLAY
+
+    replay = args.replay or DEFAULT_REPLAY
+    if args.serve_mock:
+        try:
+            script = mockscript.load(args.serve_mock)
+        except anyagent.AgentError as exc:
+            print(f"error: {exc.message}", file=sys.stderr)
+            return 2
+        async with anyagent.Runtime.with_mock(script) as runtime:
+            return await _serve(runtime, args, replay)
+    return await _serve(context.runtime, args, replay)
+
+
+async def _serve(runtime: anyagent.Runtime, args: argparse.Namespace, replay: int) -> int:
+    if args.listen:
+        from .websocket import serve_websocket
+
+        status: int = await serve_websocket(
+            runtime,
+            args.listen,
+            allow_remote=args.allow_remote,
+            origins=args.allow_origin,
+            token_file=args.token_file,
+            replay=replay,
+        )
+        return status
+    from .stdio import StdoutClosed, serve_stdio
+
+    try:
+        return await serve_stdio(runtime, replay=replay)
+    except StdoutClosed as exc:
+        print(f"anyagent serve: {exc.message}", file=sys.stderr)
+        return 1
+
+
+@anyagent.hookimpl
+def anyagent_commands(register: anyagent.Register) -> None:
+    register.command(
+        anyagent.CliCommand(
+            name="serve",
+            help="the API as JSON lines on stdin/stdout (anyagent-rs's sidecar protocol 1), or over a WebSocket",
+            description=(
+                "Speak the Runtime/Session API as one JSON object per line: commands on stdin, replies, events,"
+                " session errors and closed on stdout. See docs/sidecar.md."
+            ),
+            run=_run,
+            arguments=_arguments,
+        )
+    )
