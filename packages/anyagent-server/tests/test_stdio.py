@@ -252,3 +252,15 @@ async def test_mock_script_errors_are_reported() -> None:
     argv = serve_argv("--mock", "/no/such/script.json")
     result = await anyio.run_process(argv, check=False)
     assert result.returncode == 2 and b"cannot read mock script" in result.stderr
+
+
+async def test_commands_read_before_eof_are_still_answered() -> None:
+    async with stdio(script="turn") as sc:
+        c = sc.client
+        first = await c.request("discover")
+        second = await c.request("probe", agent="mock")
+        await sc.close_stdin()
+        with anyio.fail_after(15):
+            assert await sc.process.wait() == 0
+        assert (await c.reply(first))["ok"]["agents"][0]["id"] == "mock"
+        assert (await c.reply(second))["ok"]["version"] == "mock"

@@ -706,6 +706,8 @@ class Hub:
         """stdin ended: close every session, write each ``closed`` to ``peer``, then return."""
         await self.close_all()
         with anyio.move_on_after(SHUTDOWN_GRACE):
+            while peer.inflight and peer.error is None:  # commands read before EOF are still answered
+                await anyio.sleep(0.01)
             for hs in list(self.sessions.values()):
                 watcher = hs.watchers.get(peer)
                 if watcher is not None:
