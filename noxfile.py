@@ -1,5 +1,5 @@
 """Contributor commands: ``nox -s tests``, ``nox -s lint``, ``nox -s demo``, ``nox -s bench``, ``nox -s live``,
-``nox -s fuzz``, ``nox -s install`` (the README's install lines in a fresh environment)."""
+``nox -s fuzz``, ``nox -s install`` (the README's install lines in a fresh environment), ``nox -s docs``."""
 
 from __future__ import annotations
 
@@ -134,6 +134,31 @@ def live(session: nox.Session) -> None:
     session.install(*TEST_DEPS)
     live_dirs = [str(p / "tests") for p in PACKAGES if (p / "tests").exists()]
     session.run("pytest", "-m", "live", "--live", *(session.posargs or live_dirs))
+
+
+DOCS_DEPS = [
+    "mkdocs>=1.6,<2",
+    "mkdocs-material>=9.5",
+    "mkdocstrings[python]>=0.26",
+    "mkdocs-gen-files>=0.5",
+    "mkdocs-literate-nav>=0.6",
+    "ruff>=0.6",  # mkdocstrings formats the signatures with it
+]
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site (guides + an API reference generated from every package), built ``--strict``.
+
+    ``nox -s docs -- serve`` serves it on http://127.0.0.1:8000 instead; the site lands in ``site/``.
+    """
+    _install_packages(session)
+    session.install(*DOCS_DEPS)
+    env = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}  # the plugins' banners, not our output
+    if session.posargs[:1] == ["serve"]:
+        session.run("mkdocs", "serve", "--dev-addr", "127.0.0.1:8000", *session.posargs[1:], env=env)
+    else:
+        session.run("mkdocs", "build", "--strict", "--site-dir", str(ROOT / "site"), *session.posargs, env=env)
 
 
 _DIST_CHECK = """

@@ -48,6 +48,7 @@ CURSOR = AgentProfile(
         "estimate_context_usage": True,
     },
 )
+"""The catalog profile of Cursor CLI (`cursor-agent acp`) (executables, login, install hint, quirks)."""
 
 GROK = AgentProfile(
     id="grok",
@@ -70,6 +71,7 @@ GROK = AgentProfile(
         "notifications": {"_x.ai/models/update": "models_update", "_x.ai/session_notification": "model_changed"},
     },
 )
+"""The catalog profile of Grok (`grok`) (executables, login, install hint, quirks)."""
 
 HERMES = AgentProfile(
     id="hermes",
@@ -99,6 +101,7 @@ HERMES = AgentProfile(
         },
     },
 )
+"""The catalog profile of Hermes Agent (`hermes acp`) (executables, login, install hint, quirks)."""
 
 KIRO = AgentProfile(
     id="kiro",
@@ -131,6 +134,7 @@ KIRO = AgentProfile(
         "retry_spurious_cancel": True,
     },
 )
+"""The catalog profile of Kiro CLI (`kiro-cli acp`) (executables, login, install hint, quirks)."""
 
 QWEN = AgentProfile(
     id="qwen",
@@ -154,6 +158,7 @@ QWEN = AgentProfile(
         "login_proven_by_session": True,
     },
 )
+"""The catalog profile of Qwen Code (`qwen --acp`) (executables, login, install hint, quirks)."""
 
 GEMINI = AgentProfile(
     id="gemini",
@@ -176,6 +181,7 @@ GEMINI = AgentProfile(
         "login_proven_by_session": True,
     },
 )
+"""The catalog profile of Gemini CLI (`gemini --acp`) (executables, login, install hint, quirks)."""
 
 CLAUDE_ACP = AgentProfile(
     id="claude-acp",
@@ -201,6 +207,7 @@ CLAUDE_ACP = AgentProfile(
         "root_env": {"IS_SANDBOX": "1"},
     },
 )
+"""The catalog profile of Claude Code through its ACP bridge, `claude-agent-acp` (executables, login, quirks)."""
 
 CODEX_ACP = AgentProfile(
     id="codex-acp",
@@ -229,6 +236,7 @@ CODEX_ACP = AgentProfile(
         "login_proven_by_session": True,
     },
 )
+"""The catalog profile of Codex through its ACP bridge (`codex-acp`) (executables, login, install hint, quirks)."""
 
 PROFILES: tuple[AgentProfile, ...] = (
     CURSOR,

@@ -34,6 +34,7 @@ CLOSE_GRACE = 2.0
 """Seconds ``claude`` gets after stdin EOF (it exits in about half a second) before SIGTERM."""
 
 Incoming = Union[dict[str, Any], BadLine]
+"""One line read from claude's stdout: the decoded JSON object, or a `BadLine` when it was not one."""
 
 
 @attrs.frozen

@@ -42,7 +42,9 @@ __all__ = [
 ]
 
 QUESTION_TOOL = "AskUserQuestion"
+"""claude's tool that asks the user a question; surfaced as a `QuestionRequest`, not a tool call."""
 PLAN_TOOL = "TodoWrite"
+"""claude's to-do tool; its input becomes a `PlanUpdated` event."""
 
 _KINDS: Mapping[str, ToolKind] = {
     "Bash": ToolKind.EXECUTE,

@@ -62,6 +62,7 @@ from .translate import plan_usage
 __all__ = ["CLIENT_INFO", "SESSION_ARGS", "SIDE_CALL_WAIT", "CodexAdapter", "mcp_overrides"]
 
 CLIENT_INFO = {"name": "anyagent", "title": "anyagent", "version": __version__}
+"""The `clientInfo` sent in codex's `initialize` request (name, title, this package's version)."""
 SESSION_ARGS: tuple[str, ...] = ("-c", "tools.update_plan.enabled=true")
 """What a session's app server is launched with besides the profile's args: codex 0.171.0 offers
 its ``update_plan`` tool (whose calls are ``turn/plan/updated``, so ``Plan``) only when asked.

@@ -225,9 +225,11 @@ class CodexDriver(seam.Driver):
     # -- seam.Driver
 
     async def run(self, link: seam.DriverLink) -> None:
+        """Drive codex: read its frames and the engine's commands through `link` until the session closes."""
         await self._loop.run(link)
 
     async def aclose(self) -> None:
+        """Stop codex (stdin EOF, then signals) and reap it; safe to call twice."""
         await self._loop.shutdown()
 
     def _info(self) -> seam.DriverInfo:

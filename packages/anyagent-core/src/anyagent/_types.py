@@ -150,6 +150,7 @@ class Failed:
 
 
 StopReason = Union[Completed, Cancelled, Refused, Failed]
+"""Why a turn ended (`TurnEnded.stop`): `Completed`, `Cancelled`, `Refused` or `Failed` (with its message)."""
 
 
 @attrs.frozen(repr=False)
@@ -165,6 +166,7 @@ class AgentOrigin:
 
 
 TurnOrigin = Union[PromptOrigin, AgentOrigin]
+"""Who started a turn (`TurnStarted.origin`): a `PromptOrigin` (the app's prompt) or an `AgentOrigin` (the agent)."""
 
 
 @attrs.frozen(repr=False)
@@ -203,6 +205,7 @@ class McpTool:
 
 
 ToolKindValue = Union[ToolKind, McpTool]
+"""What a tool call is (`ToolStarted.tool`): a portable `ToolKind`, or an `McpTool` naming its server and tool."""
 
 
 class ToolStatus(enum.Enum):
@@ -336,6 +339,7 @@ class QuestionRequest:
 
 
 Request = Union[PermissionRequest, QuestionRequest]
+"""What the agent asks the app, carried by `RequestOpened`: a `PermissionRequest` or a `QuestionRequest`."""
 
 
 @attrs.frozen(repr=False)
@@ -496,6 +500,7 @@ class AuthUnknown:
 
 
 AuthStatus = Union[Authenticated, Unauthenticated, AuthUnknown]
+"""What a login probe found: `Authenticated`, `Unauthenticated` (with the login methods) or `AuthUnknown`."""
 
 
 @attrs.frozen(repr=False)
@@ -537,6 +542,7 @@ class BooleanKind:
 
 
 ConfigKind = Union[SelectKind, BooleanKind]
+"""The kind of a `ConfigOption`: `SelectKind` (one of its choices) or `BooleanKind` (on/off)."""
 
 
 @attrs.frozen(repr=False)
@@ -885,6 +891,7 @@ EventKind = Union[
     PlanUsageUpdated,
     Diagnostic,
 ]
+"""Every kind an `Event` carries (`Event.kind`); match on these classes to read a session's stream."""
 
 
 @attrs.frozen(repr=False)
@@ -929,6 +936,7 @@ class Queued:
 
 
 DeliveryKind = Union[Started, Steered, Queued]
+"""How a prompt was delivered (`Delivery.kind`): `Started` a turn, `Steered` the running one, or `Queued` behind it."""
 
 
 @attrs.frozen(repr=False)

@@ -97,6 +97,7 @@ class EnvVarLogin:
 
 
 LoginMethod = Union[TerminalLogin, EnvVarLogin]
+"""One way to log an agent in: a `TerminalLogin` (a command a person runs) or an `EnvVarLogin` (a variable to set)."""
 
 
 # ---------------------------------------------------------------------------------------------

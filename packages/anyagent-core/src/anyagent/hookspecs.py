@@ -46,8 +46,11 @@ if TYPE_CHECKING:
 __all__ = ["hookimpl", "hookspec", "PROJECT"]
 
 PROJECT = "anyagent"
+"""The pluggy project name, and the entry-point group plugins are found in: `anyagent`."""
 hookspec = pluggy.HookspecMarker(PROJECT)
+"""Marks the hook specifications below (for core only; plugins implement them with `hookimpl`)."""
 hookimpl = pluggy.HookimplMarker(PROJECT)
+"""Marks a plugin's hook implementations (`@anyagent.hookimpl def anyagent_agents(register): ...`)."""
 
 
 @hookspec

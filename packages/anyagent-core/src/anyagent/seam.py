@@ -193,6 +193,8 @@ class Close:
 
 
 DriverCommand = Union[StartTurn, Steer, AnswerRequest, Configure, Rollback, Compact, Cancel, Decline, Close]
+"""What the engine sends a `Driver` (through `DriverLink`): start or steer a turn, answer, configure, roll back,
+compact, cancel, decline, close."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,6 +302,8 @@ class Exited:
 DriverEvent = Union[
     Content, TurnAck, TurnEnd, SteerResult, RequestWithdrawn, ToolBackgrounded, InfoChanged, AuthLost, Exited
 ]
+"""What a `Driver` reports to the engine (through `DriverLink`): content, acks, turn ends, steer results,
+withdrawals, info, auth loss, exit."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -271,7 +271,8 @@ class FrameSource(Protocol[F_co]):
     """What the loop reads: ``JsonLines``, ``JsonRpcPeer`` or anything with ``receive()`` that
     raises ``anyio.EndOfStream`` at the end."""
 
-    async def receive(self) -> F_co: ...
+    async def receive(self) -> F_co:
+        """The next frame; raises `anyio.EndOfStream` when the source is done."""
 
 
 def frame_json(frame: object) -> JSON:

@@ -321,10 +321,15 @@ class JsonRpcCode(enum.IntEnum):
 
 
 PARSE_ERROR = JsonRpcCode.PARSE_ERROR
+"""JSON-RPC -32700: the message was not JSON (`JsonRpcCode.PARSE_ERROR`)."""
 INVALID_REQUEST = JsonRpcCode.INVALID_REQUEST
+"""JSON-RPC -32600: the JSON was not a request (`JsonRpcCode.INVALID_REQUEST`)."""
 METHOD_NOT_FOUND = JsonRpcCode.METHOD_NOT_FOUND
+"""JSON-RPC -32601: no such method (`JsonRpcCode.METHOD_NOT_FOUND`)."""
 INVALID_PARAMS = JsonRpcCode.INVALID_PARAMS
+"""JSON-RPC -32602: the params did not fit the method (`JsonRpcCode.INVALID_PARAMS`)."""
 INTERNAL_ERROR = JsonRpcCode.INTERNAL_ERROR
+"""JSON-RPC -32603: the handler failed (`JsonRpcCode.INTERNAL_ERROR`)."""
 
 
 class JsonRpcError(ProtocolFailed):

@@ -180,6 +180,7 @@ class OpencodeAdapter(seam.Adapter):
     wire = "opencode"
 
     async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
+        """Start `opencode serve` on a loopback port with a fresh password; open or resume the session; its driver."""
         if request.options.config_home_dir is not None:
             raise InvalidConfiguration("opencode has no config-home variable (it follows the XDG base dirs)")
         mcp = mcp_config(request)
@@ -369,9 +370,11 @@ class OpencodeDriver(seam.Driver):
     # -- running
 
     async def run(self, link: seam.DriverLink) -> None:
+        """Drive the opencode server: its event stream and the engine's commands through `link` until closed."""
         await self.loop.run(link)
 
     async def aclose(self) -> None:
+        """Stop the `opencode serve` process (SIGTERM at once: it ignores stdin EOF) and reap it."""
         await self.loop.shutdown()
 
     async def _cleanup(self) -> None:

@@ -30,6 +30,7 @@ CLOSE_GRACE = 2.0
 """Seconds pi gets after stdin EOF (it exits in about half a second) before SIGTERM."""
 
 Incoming = Union[dict[str, Any], BadLine]
+"""One line read from pi's stdout: the decoded JSON object, or a `BadLine` when it was not one."""
 Reply = Mapping[str, Any]
 """A ``response`` frame: ``success``, ``data`` or ``error``."""
 

@@ -194,6 +194,7 @@ class ConformanceReport:
 
     @property
     def failed(self) -> tuple[CheckResult, ...]:
+        """The checks whose status is `failed`, in run order."""
         return tuple(r for r in self.results if r.status == "failed")
 
     def raise_for_failures(self) -> None:

@@ -58,6 +58,7 @@ __all__ = [
 ]
 
 CACHE_ENV = "ANYAGENT_LIVE_CACHE"
+"""The environment variable naming where the live tier installs its pinned CLIs (default: `.live-cache`)."""
 INSTALL_TIMEOUT = 900.0
 VERSION_TIMEOUT = 60.0
 FAKE_KEY = "sk-anyagent-fake"

@@ -33,6 +33,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 __all__ = ["DEFAULT_MAX_LINE", "JsonlProcess", "ProcessEnded", "RawLine"]
 
 DEFAULT_MAX_LINE = 64 * 1024 * 1024
+"""The longest stdio line (64 MiB) read before the line is reported as too long."""
 _SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)
 STDERR_TAIL = 64 * 1024
 STDERR_SETTLE = 2.0

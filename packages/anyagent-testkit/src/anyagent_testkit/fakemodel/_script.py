@@ -47,8 +47,11 @@ __all__ = [
 ]
 
 ECHO_PREFIX = "Hello from the fake model. You said: "
+"""The fake model's default reply starts with this, followed by the user's prompt."""
 TOOL_DONE_PREFIX = "The tool finished: "
+"""The fake model's reply after a tool result starts with this, followed by the result."""
 DEFAULT_WRITE_TEXT = "written by the fake model\n"
+"""What the fake model's file-writing tool call writes when its script gives no text."""
 DEFAULT_SLOW_CHUNKS = 20
 
 

@@ -34,7 +34,9 @@ from ._wire import IdMap, describe_kind, error_reply, frame_kind
 __all__ = ["EXIT_INCOMPLETE", "EXIT_MISMATCH", "MAX_LINE", "PlayOptions", "StdinReader", "StdioPlayer"]
 
 EXIT_MISMATCH = 1
+"""The replayer's exit status when the adapter wrote a frame the recording did not expect."""
 EXIT_INCOMPLETE = 3
+"""The replayer's exit status when its input ended before the recording did."""
 MAX_LINE = 64 * 1024 * 1024
 """Longest stdin line accepted (bytes); a longer one is dropped whole and logged."""
 
