@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._installation import AgentProfile
-from ._registry import Register
+from ._registry import CliCommand, Register
 from .hookspecs import hookimpl
 from .seam import Adapter
 
@@ -38,3 +38,19 @@ class MockPlugin:
     @hookimpl
     def anyagent_agents(self, register: Any) -> None:
         register.profile(AgentProfile(id="mock", name="Mock agent", wire="mock", executables=()))
+
+
+@hookimpl
+def anyagent_commands(register: Register) -> None:
+    """``anyagent doctor`` (its code in ``_doctor``, imported when the command line is built)."""
+    from . import _doctor
+
+    register.command(
+        CliCommand(
+            name="doctor",
+            help=_doctor.HELP,
+            run=_doctor.run_command,
+            arguments=_doctor.arguments,
+            description=_doctor.DESCRIPTION,
+        )
+    )
