@@ -59,9 +59,11 @@ class Backend:
 
     # -- to implement ------------------------------------------------------------------------------
     def open(self) -> None:
+        """Connect and create or migrate the schema; raises a `StoreError` when the database cannot be used."""
         raise NotImplementedError
 
     def close(self) -> None:
+        """Close the connection; safe to call twice."""
         raise NotImplementedError
 
     def _transaction(self, write: bool = True) -> AbstractContextManager[Any]:
@@ -91,12 +93,14 @@ class Backend:
         return cursor
 
     def insert_thread(self, row: dict[str, Any]) -> None:
+        """Insert one thread row (column name to value) in its own transaction."""
         names = [c for c in THREAD_COLUMNS if c in row]
         statement = f"INSERT INTO threads ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
         with self._guard(), self._transaction() as cur:
             self._execute(cur, statement, [row[n] for n in names])
 
     def update_thread(self, thread_id: str, fields: dict[str, Any]) -> None:
+        """Set `fields` (column name to value) on the thread `thread_id` in one transaction."""
         with self._guard(), self._transaction() as cur:
             self._update(cur, thread_id, fields)
 
@@ -132,6 +136,7 @@ class Backend:
             return [tuple(r) for r in rows]
 
     def threads(self, query: ThreadQuery) -> list[tuple[Any, ...]]:
+        """The thread rows `query` selects (filters, order, page), as tuples in `THREAD_COLUMNS` order."""
         where: list[str] = []
         params: list[Any] = []
         if query.get("archived") is not None:
@@ -209,6 +214,7 @@ class Backend:
                 )
 
     def delete_thread(self, thread_id: str) -> None:
+        """Delete the thread `thread_id` and every chunk of its events in one transaction."""
         with self._guard(), self._transaction() as cur:
             self._execute(cur, "DELETE FROM chunks WHERE thread_id = ?", [thread_id])
             self._execute(cur, "DELETE FROM threads WHERE id = ?", [thread_id])
@@ -265,6 +271,7 @@ class SqliteBackend(Backend):
         return StoreError(f"the store {self.location} failed: {type(exc).__name__}: {text}", self.location)
 
     def open(self) -> None:
+        """Open (or create) the SQLite file at `path` and create or migrate its schema."""
         path = self.path
         try:
             with open(path, "rb") as handle:
@@ -335,6 +342,7 @@ class SqliteBackend(Backend):
             cur.close()
 
     def close(self) -> None:
+        """Close the SQLite connection; safe to call twice."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -376,6 +384,7 @@ class PostgresBackend(Backend):
         return None
 
     def open(self) -> None:
+        """Connect to PostgreSQL at the DSN (needs psycopg) and create or migrate the schema."""
         try:
             import psycopg
         except ImportError as exc:
@@ -433,6 +442,7 @@ class PostgresBackend(Backend):
             yield cur
 
     def close(self) -> None:
+        """Close the PostgreSQL connection; safe to call twice."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None

@@ -35,6 +35,7 @@ from ._model import StoredEvent
 __all__ = ["RAW_EXTENSION", "decode", "decode_chunk", "encode", "encode_batch", "searchable_text", "undecodable_event"]
 
 RAW_EXTENSION = "anyagent-store/raw"  # on the Diagnostic that stands for a line that no longer decodes
+"""The extension key on the `Diagnostic` that stands in for a stored line that no longer decodes."""
 
 
 def searchable_text(kind: EventKind) -> str | None:

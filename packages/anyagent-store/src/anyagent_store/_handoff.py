@@ -28,6 +28,7 @@ class Turn:
     tools: list[str] = attrs.Factory(list)
 
     def text(self, agent: str = "Assistant") -> str:
+        """The turn as plain text: `User: <prompt>`, its tool lines, then `<agent>: <reply>`."""
         lines = []
         if self.prompt is not None:
             lines.append(f"User: {self.prompt}")

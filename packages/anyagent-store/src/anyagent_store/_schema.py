@@ -16,6 +16,7 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "STORE_NAME"]
 
 STORE_NAME = "anyagent-store"
 SCHEMA_VERSION = 2
+"""The database schema version this release writes (a newer one is refused with `StoreTooNew`)."""
 
 _V1 = (
     "CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",

@@ -159,6 +159,7 @@ class Store:
         return self
 
     async def aclose(self) -> None:
+        """Close the backend (in a worker thread); safe to call twice."""
         if self._open:
             self._open = False
             with anyio.CancelScope(shield=True):

@@ -73,6 +73,7 @@ async def _export(context: anyagent.CommandContext) -> int:
 
 @anyagent.hookimpl
 def anyagent_commands(register: anyagent.Register) -> None:
+    """Add `anyagent threads` (the stored threads, newest first) to the command line."""
     register.command(
         anyagent.CliCommand(
             name="threads", help="the stored threads, newest first", run=_threads, arguments=_threads_arguments
