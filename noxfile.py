@@ -74,6 +74,7 @@ def fuzz(session: nox.Session) -> None:
         str(ROOT / "packages/anyagent-acp/tests/test_acp_fuzz.py"),
         str(ROOT / "packages/anyagent-codex/tests/test_codex_fuzz.py"),
         str(ROOT / "packages/anyagent-pi/tests/test_pi_fuzz.py"),
+        str(ROOT / "packages/anyagent-server/tests/test_server_fuzz.py"),  # command lines into the sidecar
     ]
     session.run("pytest", "-s", "-k", "fuzzed and asyncio", *tests, *session.posargs, env=env)
 
