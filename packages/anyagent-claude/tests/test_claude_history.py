@@ -24,12 +24,12 @@ from anyagent import (
     HistoryEntry,
     Runtime,
     SessionOptions,
-    TextDelta,
     TurnEnded,
     serialize,
     toolkit,
 )
 from anyagent_claude.history import config_home, entry_from, project_dir_name
+from anyagent_testkit.events import EventReader, text_of
 from anyagent_testkit.live import LiveAgent
 
 pytestmark = pytest.mark.anyio
@@ -178,13 +178,8 @@ async def test_live_sessions_are_listed_and_resumed(
         )
         async with session:
             await session.prompt("and again")
-            said = []
-            async for event in events:
-                if isinstance(event.kind, TextDelta):
-                    said.append(event.kind.text)
-                if isinstance(event.kind, TurnEnded):
-                    break
-        assert "".join(said)
+            said = text_of(await EventReader(events, timeout=120).turn())
+        assert said
         again = await runtime.history(installation, workspace)
         assert [e.resume_token for e in again] == tokens  # the resumed one is the newest now
         assert again[0].title == "and again"

@@ -44,6 +44,9 @@ class IsolatedCodex(CodexAdapter):
     async def probe_auth(self, request: seam.ConnectRequest) -> Any:
         return await super().probe_auth(attrs.evolve(request, env=self._env))
 
+    async def history(self, request: seam.ConnectRequest, cwd: Path | None) -> seam.HistoryListing:
+        return await super().history(attrs.evolve(request, env=self._env), cwd)
+
 
 def _config_home(request: seam.ConnectRequest) -> dict[str, str]:
     home = request.options.config_home_dir

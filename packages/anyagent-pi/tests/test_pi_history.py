@@ -13,8 +13,9 @@ import anyio
 import pytest
 from pi_harness import runtime_with_env
 
-from anyagent import AgentInstallation, DiagnosticInfo, SessionOptions, TextDelta, TurnEnded
+from anyagent import AgentInstallation, DiagnosticInfo, SessionOptions
 from anyagent_pi.history import session_dir_name, sessions_dirs
+from anyagent_testkit.events import EventReader, text_of
 from anyagent_testkit.live import LiveAgent
 
 pytestmark = pytest.mark.anyio
@@ -91,13 +92,8 @@ async def test_live_sessions_are_listed_and_resumed(live_agent: Callable[..., Li
         session, events = await runtime.open(installation, options)
         async with session:
             await session.prompt("and again")
-            said = []
-            async for event in events:
-                if isinstance(event.kind, TextDelta):
-                    said.append(event.kind.text)
-                if isinstance(event.kind, TurnEnded):
-                    break
-        assert "".join(said)
+            said = text_of(await EventReader(events, timeout=120).turn())
+        assert said
         again = await runtime.history(installation, workspace)
         assert [e.title for e in again] == ["first: explain the repo", "second conversation"]
         assert again[0].message_count is not None and again[0].message_count > 3

@@ -24,6 +24,7 @@ import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, ClassVar
 
 import anyio
@@ -141,6 +142,12 @@ class CodexAdapter(seam.Adapter):
         if found is None:
             raise UnsupportedFeature("codex reports no plan usage windows for this account")
         return found
+
+    async def history(self, request: seam.ConnectRequest, cwd: Path | None) -> seam.HistoryListing:
+        """``thread/list`` over a short-lived app-server (``anyagent_codex.history``)."""
+        from .history import history
+
+        return await history(request, cwd)
 
 
 # -- launch
