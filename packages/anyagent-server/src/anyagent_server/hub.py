@@ -583,6 +583,7 @@ class Hub:
         await peer.write({"id": cmd_id, "error": wire.encode_error(exc, kind, **extra)})
 
     async def discover(self) -> DiscoveryReport:
+        """Discover the installed agents (the runtime's report, kept as the hub's latest) and return the report."""
         self._report = await self.runtime.discover()
         return self._report
 

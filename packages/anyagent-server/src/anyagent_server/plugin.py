@@ -87,6 +87,7 @@ async def _serve(runtime: anyagent.Runtime, args: argparse.Namespace, replay: in
 
 @anyagent.hookimpl
 def anyagent_commands(register: anyagent.Register) -> None:
+    """Add `anyagent serve` (the API as JSON lines on stdin/stdout, or over a WebSocket) to the command line."""
     register.command(
         anyagent.CliCommand(
             name="serve",
