@@ -21,7 +21,9 @@ from .adapter import _call, _side_server
 __all__ = ["MAX_PAGES", "PAGE", "entry_from", "history"]
 
 PAGE = 100
+"""Threads asked for per `thread/list` request."""
 MAX_PAGES = 20
+"""The most `thread/list` pages read for one history (at most `MAX_PAGES * PAGE` threads)."""
 SOURCES = ("cli", "vscode", "exec", "appServer")
 
 
