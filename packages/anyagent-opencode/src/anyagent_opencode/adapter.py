@@ -23,6 +23,7 @@ import mimetypes
 import secrets
 import socket
 import time
+import urllib.parse
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ from anyagent import (
     DiagnosticCode,
     DiagnosticLevel,
     Failed,
+    HistoryEntry,
     InvalidConfiguration,
     McpHttp,
     McpStdio,
@@ -216,6 +218,43 @@ class OpencodeAdapter(seam.Adapter):
             return AuthUnknown()
         models, _ = read_models(reply.body)
         return Authenticated() if models else Unauthenticated(PROFILE.login)
+
+    async def history(self, request: seam.ConnectRequest, cwd: Path | None) -> seam.HistoryListing:
+        """``GET /session?directory=…`` on a short-lived ``opencode serve``: the sessions opencode keeps
+        for ``cwd``'s project (opencode lists per project: ``cwd=None`` lists the launch directory's).
+        Child sessions (a subagent's, ``parentID``) are left out; the title is opencode's."""
+        where = str(cwd) if cwd is not None else str(request.options.cwd)
+        async with toolkit.launching(request, default_args=SERVE_ARGS, record=False) as launch:
+            secret = secrets.token_urlsafe(32)
+            launch.env["OPENCODE_SERVER_PASSWORD"] = secret
+            process = await launch.spawn([*launch.argv, "--port", str(free_port())], drain_stdout=True)
+            try:
+                found = await toolkit.wait_for_listening(process, LISTENING, timeout=LISTEN_TIMEOUT)
+                async with HttpWire(found[1], auth=(USERNAME, secret)) as http:
+                    reply = await _ok(http, "GET", "/session?directory=" + urllib.parse.quote(where, safe=""))
+            finally:
+                await process.aclose(0.5, eof_grace=0.0)
+        entries = []
+        for item in j.arr(reply.body):
+            session = j.obj(item)
+            session_id = j.nonempty(session.get("id"))
+            if session_id is None or j.nonempty(session.get("parentID")) is not None:
+                continue
+            times = j.obj(session.get("time"))
+            directory = j.nonempty(session.get("directory"))
+            if cwd is not None and directory is not None and directory != where:
+                continue
+            entries.append(
+                HistoryEntry(
+                    request.installation.id,
+                    session_id,
+                    toolkit.title_line(session.get("title")),
+                    directory,
+                    created_at=toolkit.history_time(j.integer(times.get("created"))),
+                    updated_at=toolkit.history_time(j.integer(times.get("updated"))),
+                )
+            )
+        return seam.HistoryListing(entries)
 
 
 class OpencodeDriver(seam.Driver):
