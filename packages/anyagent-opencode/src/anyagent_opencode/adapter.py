@@ -24,7 +24,7 @@ import secrets
 import socket
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -204,16 +204,8 @@ class OpencodeAdapter(seam.Adapter):
 
     async def probe_auth(self, request: seam.ConnectRequest) -> AuthStatus | None:
         """Providers configured (``GET /config/providers`` lists at least one model) → authenticated."""
-        async with toolkit.launching(request, default_args=SERVE_ARGS, record=False) as launch:
-            secret = secrets.token_urlsafe(32)
-            launch.env["OPENCODE_SERVER_PASSWORD"] = secret
-            process = await launch.spawn([*launch.argv, "--port", str(free_port())], drain_stdout=True)
-            try:
-                found = await toolkit.wait_for_listening(process, LISTENING, timeout=LISTEN_TIMEOUT)
-                async with HttpWire(found[1], auth=(USERNAME, secret)) as http:
-                    reply = await http.request("GET", "/config/providers")
-            finally:
-                await process.aclose(0.5, eof_grace=0.0)
+        async with _side_server(request) as http:
+            reply = await http.request("GET", "/config/providers")
         if not reply.ok:
             return AuthUnknown()
         models, _ = read_models(reply.body)
@@ -224,16 +216,8 @@ class OpencodeAdapter(seam.Adapter):
         for ``cwd``'s project (opencode lists per project: ``cwd=None`` lists the launch directory's).
         Child sessions (a subagent's, ``parentID``) are left out; the title is opencode's."""
         where = str(cwd) if cwd is not None else str(request.options.cwd)
-        async with toolkit.launching(request, default_args=SERVE_ARGS, record=False) as launch:
-            secret = secrets.token_urlsafe(32)
-            launch.env["OPENCODE_SERVER_PASSWORD"] = secret
-            process = await launch.spawn([*launch.argv, "--port", str(free_port())], drain_stdout=True)
-            try:
-                found = await toolkit.wait_for_listening(process, LISTENING, timeout=LISTEN_TIMEOUT)
-                async with HttpWire(found[1], auth=(USERNAME, secret)) as http:
-                    reply = await _ok(http, "GET", "/session?directory=" + urllib.parse.quote(where, safe=""))
-            finally:
-                await process.aclose(0.5, eof_grace=0.0)
+        async with _side_server(request) as http:
+            reply = await _ok(http, "GET", "/session?directory=" + urllib.parse.quote(where, safe=""))
         entries = []
         for item in j.arr(reply.body):
             session = j.obj(item)
@@ -255,6 +239,22 @@ class OpencodeAdapter(seam.Adapter):
                 )
             )
         return seam.HistoryListing(entries)
+
+
+@contextlib.asynccontextmanager
+async def _side_server(request: seam.ConnectRequest) -> AsyncIterator[HttpWire]:
+    """A short-lived ``opencode serve`` (never recorded) for ``probe_auth`` and ``history``, reaped on
+    every path."""
+    async with toolkit.launching(request, default_args=SERVE_ARGS, record=False) as launch:
+        secret = secrets.token_urlsafe(32)
+        launch.env["OPENCODE_SERVER_PASSWORD"] = secret
+        process = await launch.spawn([*launch.argv, "--port", str(free_port())], drain_stdout=True)
+        try:
+            found = await toolkit.wait_for_listening(process, LISTENING, timeout=LISTEN_TIMEOUT)
+            async with HttpWire(found[1], auth=(USERNAME, secret)) as http:
+                yield http
+        finally:
+            await process.aclose(0.5, eof_grace=0.0)
 
 
 class OpencodeDriver(seam.Driver):
