@@ -3,7 +3,8 @@
 ``HttpMcpServer``: a tiny streamable-HTTP MCP server on 127.0.0.1: JSON-RPC over POST with JSON
 answers (``initialize``, ``tools/list``, ``tools/call``), 202 for notifications, 405 for the
 optional GET stream. It offers one tool, ``lookup``, that answers ``FOUND <query>``, and keeps every
-JSON-RPC message it received (``messages``) so a test can see what the agent asked.
+JSON-RPC message it received (``messages``) and every ``Authorization`` header (``authorizations``)
+so a test can see what the agent asked and sent.
 
 ``FORM_SERVER``: a stdio MCP server (run with ``python -c``) whose tool ``ask`` first asks the
 client to fill a form (``elicitation/create``) and answers ``FORM <action>`` with what came back.
@@ -68,6 +69,8 @@ class HttpMcpServer:
 
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
+        self.authorizations: list[str] = []
+        """Every ``Authorization`` header a POST carried, in order."""
         self._lock = threading.Lock()
         self._server = LoopbackServer(_handler(self))
 
@@ -116,6 +119,10 @@ def _handler(server: HttpMcpServer) -> type[RequestHandler]:
             self.send_json(200, {})
 
         def do_POST(self) -> None:
+            authorization = self.headers.get("Authorization")
+            if authorization is not None:
+                with server._lock:
+                    server.authorizations.append(authorization)
             try:
                 message = json.loads(self.read_body() or b"null")
             except (ValueError, OSError):

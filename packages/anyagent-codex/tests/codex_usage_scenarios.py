@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from contextlib import ExitStack
 from datetime import datetime, timezone
+from pathlib import Path
 
 from codex_harness import Harness
 from codex_mcp import FORM_ANSWER, FORM_SERVER, LOOKUP_ANSWER, HttpMcpServer
@@ -174,3 +175,78 @@ async def mcp_server_form_declined(h: Harness) -> None:
         assert "form" in said.message and "declined" in said.message
         final = [u.tool for u in kinds(turn, ToolUpdated) if u.tool.kind == McpTool("form", "ask")][-1]  # type: ignore[attr-defined]
         assert final.status is ToolStatus.COMPLETED and final.output == FORM_ANSWER + "decline", final
+
+
+SECRET_ENV = "env-secret-4d1c9a"
+"""An MCP server's env value: codex hands it to the server, and nothing else keeps it."""
+SECRET_HEADER = "Bearer header-secret-7f3a2e"
+"""An HTTP MCP server's ``Authorization`` value: codex sends it, and nothing else keeps it."""
+ENV_SERVER = r"""
+import json, os, sys
+from pathlib import Path
+Path(sys.argv[1]).write_text(os.environ.get("MCP_SECRET", "(unset)"))
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": message["params"].get("protocolVersion", "2025-06-18"),
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "vault", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "peek", "description": "says nothing", "inputSchema": {"type": "object"}}]}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+def _cmdlines_holding(*secrets: str) -> list[str]:
+    """Every process whose command line (``/proc/PID/cmdline``, readable by any local user) holds
+    one of ``secrets``."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue  # the process ended
+        if any(secret in text for secret in secrets):
+            found.append(f"{cmdline.parent.name}: {text[:200]!r}")
+    return found
+
+
+@scenario
+async def mcp_secrets_stay_off_argv(h: Harness) -> None:
+    """MCP env values and header values reach the servers (live: the stdio server sees its env,
+    the HTTP server its header) but no command line, and the wire recording keeps them as
+    ``<redacted>``: they ride ``thread/start``'s ``config`` over stdin, not ``-c`` on argv."""
+    wire = h.record or h.workspace.parent / "secrets-wire.jsonl"
+    marker = h.workspace.parent / "vault-env"
+    with ExitStack() as stack:
+        url = MCP_PLACEHOLDER
+        mcp = None
+        if h.fake is not None:
+            mcp = stack.enter_context(HttpMcpServer())
+            url = mcp.url
+        vault = McpServer.stdio("vault", sys.executable, ["-c", ENV_SERVER, str(marker)], {"MCP_SECRET": SECRET_ENV})
+        options = (
+            h.options()
+            .record_wire(wire)
+            .mcp_server(vault)
+            .mcp_server(McpServer.http("catalogue", url).with_header("Authorization", SECRET_HEADER))
+        )
+        async with opened(h, options) as (session, reader):
+            await session.prompt("hello")
+            turn = await reader.turn()
+            assert isinstance(_ended(turn).stop, Completed)
+            if h.live:
+                assert not _cmdlines_holding(SECRET_ENV, SECRET_HEADER), "a secret is on a command line"
+                assert marker.read_text() == SECRET_ENV, "codex started the stdio server with its env"
+        if mcp is not None:
+            assert SECRET_HEADER in mcp.authorizations, "codex sent the HTTP server its header"
+    recorded = wire.read_text(encoding="utf-8")
+    assert SECRET_ENV not in recorded and "header-secret" not in recorded, "the recording kept a secret"
+    starts = [line for line in recorded.splitlines() if '"method":"thread/start"' in line]
+    assert starts and all('"<redacted>"' in line for line in starts), "the thread's config carried them"
+    metas = [line for line in recorded.splitlines() if line.startswith('{"_meta":')]
+    assert metas and not any("<redacted>" in line or "MCP_SECRET" in line for line in metas), "argv held none"

@@ -160,7 +160,7 @@ for line in sys.stdin:
 """
 
 
-async def test_a_stdio_mcp_server_rides_as_a_launch_override(
+async def test_a_stdio_mcp_server_rides_as_the_thread_config(
     live_agent: Callable[..., LiveAgent], fake_model: Any, tmp_path: Path
 ) -> None:
     agent = live_agent("codex")
@@ -175,6 +175,6 @@ async def test_a_stdio_mcp_server_rides_as_a_launch_override(
             async for event in events:
                 if isinstance(event.kind, TurnEnded):
                     break
-    assert marker.read_text() == "started", "codex launched the MCP server the override named"
+    assert marker.read_text() == "started", "codex launched the MCP server the thread config named"
     offered = json.dumps(fake_model.model_calls()[-1].body.get("tools"))
     assert "ping" in offered and "answers pong" in offered, "the model was offered the MCP server's tool"

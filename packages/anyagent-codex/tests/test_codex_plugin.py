@@ -1,4 +1,4 @@
-"""The plugin, the profile, discovery order, launch overrides and the translator's edge cases."""
+"""The plugin, the profile, discovery order, MCP servers as thread config and the translator's edge cases."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from anyagent import (
     UnsupportedFeature,
     seam,
 )
-from anyagent_codex.adapter import auth_status, mcp_overrides
+from anyagent_codex.adapter import _thread_params, auth_status, mcp_config, mcp_secrets
 from anyagent_codex.driver import _is_auth
 from anyagent_codex.translate import Translator, plan_usage
 
@@ -54,28 +54,27 @@ async def test_discovery_lists_native_codex_before_the_acp_bridge(
     assert ids.index("codex") < ids.index("codex-acp")
 
 
-def test_mcp_servers_ride_as_launch_overrides_and_sse_is_refused(tmp_path: Path) -> None:
+def test_mcp_servers_ride_as_thread_config_and_sse_is_refused(tmp_path: Path) -> None:
+    """The servers go in ``thread/start``'s ``config`` (over stdin), never ``-c`` on argv, and their
+    env and header values are the secrets a recording redacts."""
     options = SessionOptions.in_dir(tmp_path).mcp_server(McpServer.stdio("files", "npx", ["-y", "srv"], {"K": "v"}))
     options = options.mcp_server(
         McpServer.http("web", "http://127.0.0.1:9/mcp").with_header("Authorization", "Bearer x")
     )
-    args = mcp_overrides(options)
-    assert args == [
-        "-c",
-        'mcp_servers.files.command="npx"',
-        "-c",
-        'mcp_servers.files.args=["-y", "srv"]',
-        "-c",
-        'mcp_servers.files.env={"K" = "v"}',
-        "-c",
-        'mcp_servers.web.url="http://127.0.0.1:9/mcp"',
-        "-c",
-        'mcp_servers.web.http_headers={"Authorization" = "Bearer x"}',
-    ]
+    assert mcp_config(options) == {
+        "mcp_servers.files.command": "npx",
+        "mcp_servers.files.args": ["-y", "srv"],
+        "mcp_servers.files.env": {"K": "v"},
+        "mcp_servers.web.url": "http://127.0.0.1:9/mcp",
+        "mcp_servers.web.http_headers": {"Authorization": "Bearer x"},
+    }
+    assert mcp_secrets(options) == ["v", "Bearer x"]
+    assert _thread_params(options, mcp_config(options))["config"] == mcp_config(options)
+    assert "config" not in _thread_params(options, {})
     with pytest.raises(UnsupportedFeature):
-        mcp_overrides(SessionOptions.in_dir(tmp_path).mcp_server(McpServer.sse("old", "http://127.0.0.1:9/sse")))
+        mcp_config(SessionOptions.in_dir(tmp_path).mcp_server(McpServer.sse("old", "http://127.0.0.1:9/sse")))
     with pytest.raises(InvalidConfiguration, match="letters, digits"):
-        mcp_overrides(SessionOptions.in_dir(tmp_path).mcp_server(McpServer.stdio("my.server", "npx")))
+        mcp_config(SessionOptions.in_dir(tmp_path).mcp_server(McpServer.stdio("my.server", "npx")))
 
 
 def test_account_read_maps_to_auth_status() -> None:

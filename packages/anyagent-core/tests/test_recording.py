@@ -290,3 +290,26 @@ async def test_recordings_are_strict_json_even_when_the_agent_writes_nan(tmp_pat
     assert {"_note": {"ratio": None}} in bodies
     assert {"_sent": {"sent": None, "bad": "\ud800"}} in bodies
     assert {"_http": {"kind": "response", "body": {"v": None, "s": "\udc80"}}} in bodies
+
+
+async def test_redacted_values_never_reach_the_file(tmp_path: Path) -> None:
+    """``redact``: a JSON string equal to a secret becomes ``"<redacted>"`` in both directions (the
+    agent's echo too); a long secret also inside other strings; other strings are kept."""
+    path = tmp_path / "wire.jsonl"
+    recorder = WireRecorder.open(path)
+    recorder.redact(["t", "Bearer sk-long-secret", "", 'q"uoté'])
+    async with running(agent("echo"), tmp_path, recorder=recorder) as proc:
+        lines = JsonLines(proc)
+        await lines.receive()
+        secret = "Bearer sk-long-secret"
+        frame = {"env": {"TOKEN": "t"}, "h": secret, "said": f"the {secret}", "q": 'q"uoté'}
+        await lines.send({**frame, "keep": "t is a letter"})
+        echoed = await lines.receive()
+    recorder.close()
+    assert isinstance(echoed, dict) and echoed["echo"]["env"] == {"TOKEN": "t"}  # the agent got the values
+    text = path.read_text(encoding="utf-8")
+    assert "sk-long-secret" not in text and '"t"' not in text and "uot" not in text
+    sent, back = [r for r in records(path) if "_sent" in r or "echo" in r][-2:]
+    redacted = {"env": {"TOKEN": "<redacted>"}, "h": "<redacted>", "said": "the <redacted>", "q": "<redacted>"}
+    assert sent["_sent"] == {**redacted, "keep": "t is a letter"}
+    assert back["echo"] == {**redacted, "keep": "t is a letter"}

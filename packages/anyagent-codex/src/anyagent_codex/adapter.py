@@ -10,8 +10,9 @@ Handshake (codex 0.171.0): ``initialize`` (opting into the experimental API) →
 ``account/read`` → ``model/list`` → ``thread/start`` | ``thread/resume`` | ``thread/fork`` →
 ``skills/list`` (the slash commands; answered after ``open`` returns, reported with an info
 update, so its ~25 ms are not part of the open). ``SESSION_ARGS`` turn on the plan tool; client
-MCP servers ride as ``-c mcp_servers.<name>.…`` launch overrides (stdio and
-streamable HTTP).
+MCP servers (stdio and streamable HTTP) ride as the thread's ``config`` overrides
+(``mcp_servers.<name>.…``), never on argv; a wire recording keeps their env and header values
+as ``<redacted>``.
 
 Side calls without a session: ``probe_auth`` (``account/read``) and ``plan_usage``
 (``account/rateLimits/read``), each on a short-lived app server.
@@ -19,7 +20,6 @@ Side calls without a session: ``probe_auth`` (``account/read``) and ``plan_usage
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -60,7 +60,7 @@ from .profile import PROFILE
 from .settings import PLAN_MODE, SANDBOXES, Settings, own_mode
 from .translate import plan_usage
 
-__all__ = ["CLIENT_INFO", "SESSION_ARGS", "SIDE_CALL_WAIT", "CodexAdapter", "mcp_overrides"]
+__all__ = ["CLIENT_INFO", "SESSION_ARGS", "SIDE_CALL_WAIT", "CodexAdapter", "mcp_config", "mcp_secrets"]
 
 CLIENT_INFO = {"name": "anyagent", "title": "anyagent", "version": __version__}
 """The `clientInfo` sent in codex's `initialize` request (name, title, this package's version)."""
@@ -83,10 +83,12 @@ class CodexAdapter(seam.Adapter):
     async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
         """Spawn ``codex app-server``, handshake, bind the thread (see the module docstring)."""
         options = request.options
-        overrides = mcp_overrides(options)
+        mcp = mcp_config(options)
         login = login_methods(request.installation, request.profile, options)
         async with toolkit.launching(request) as launch:
-            process = await launch.spawn([*launch.argv, *SESSION_ARGS, *overrides])
+            if launch.recorder is not None:
+                launch.recorder.redact(mcp_secrets(options))
+            process = await launch.spawn([*launch.argv, *SESSION_ARGS])
             peer = JsonRpcPeer(JsonLines(process), accepts=ACCEPTED_REQUESTS, jsonrpc_field=False)
             init = await _initialize(peer)
             account = j.obj(await _call(peer, "account/read", {"refreshToken": False}))
@@ -94,7 +96,7 @@ class CodexAdapter(seam.Adapter):
             if isinstance(auth, Unauthenticated):
                 raise AuthRequired(login, "Codex is not logged in: run `codex login`")
             settings = Settings(models=await _models(peer))
-            thread = await _bind_thread(peer, options)
+            thread = await _bind_thread(peer, options, mcp)
             settings.adopt_thread(thread)
             _configure_at_open(settings, options)
             skills = peer.new_id()  # answered after open: the driver reports the commands (InfoChanged)
@@ -153,9 +155,12 @@ class CodexAdapter(seam.Adapter):
 # -- launch
 
 
-def mcp_overrides(options: SessionOptions) -> list[str]:
-    """The caller's MCP servers as ``-c mcp_servers.<name>.<key>=<TOML>`` overrides; SSE fails typed."""
-    args: list[str] = []
+def mcp_config(options: SessionOptions) -> dict[str, Any]:
+    """The caller's MCP servers as codex config overrides (``mcp_servers.<name>.<key>`` → value),
+    sent as the ``config`` of ``thread/start`` | ``thread/resume`` | ``thread/fork`` — over stdin,
+    so env values and header secrets never reach argv, where every local user reads them in
+    ``/proc/PID/cmdline``. SSE fails typed."""
+    config: dict[str, Any] = {}
     for server in options.mcp_servers:
         if isinstance(server, McpSse):
             raise UnsupportedFeature(f"codex takes stdio and HTTP MCP servers, not SSE ({server.name!r})")
@@ -165,27 +170,30 @@ def mcp_overrides(options: SessionOptions) -> list[str]:
             )
         prefix = f"mcp_servers.{server.name}"  # a quoted key would name the server with its quotes
         if isinstance(server, McpStdio):
-            fields: dict[str, Any] = {"command": server.command, "args": list(server.args)}
+            config[f"{prefix}.command"] = server.command
+            config[f"{prefix}.args"] = list(server.args)
             if server.env:
-                fields["env"] = dict(server.env)
+                config[f"{prefix}.env"] = dict(server.env)
         else:
             assert isinstance(server, McpHttp)
-            fields = {"url": server.url}
+            config[f"{prefix}.url"] = server.url
             if server.headers:
-                fields["http_headers"] = dict(server.headers)
-        for key, value in fields.items():
-            args += ["-c", f"{prefix}.{key}={_toml(value)}"]
-    return args
+                config[f"{prefix}.http_headers"] = dict(server.headers)
+    return config
+
+
+def mcp_secrets(options: SessionOptions) -> list[str]:
+    """The values a wire recording must not keep: every MCP env value and header value."""
+    secrets: list[str] = []
+    for server in options.mcp_servers:
+        if isinstance(server, McpStdio):
+            secrets += server.env.values()
+        elif isinstance(server, (McpHttp, McpSse)):
+            secrets += server.headers.values()
+    return [secret for secret in secrets if secret]
 
 
 _MCP_NAME = re.compile(r"[A-Za-z0-9_-]+\Z")
-
-
-def _toml(value: Any) -> str:
-    """A TOML value for ``-c``: strings and arrays are JSON-compatible; tables are inline."""
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k))} = {_toml(v)}" for k, v in value.items()) + "}"
-    return json.dumps(value)
 
 
 def login_methods(
@@ -245,8 +253,10 @@ async def _models(peer: JsonRpcPeer) -> list[dict[str, Any]]:
     return [model for model in j.arr(result.get("data")) if isinstance(model, dict)]
 
 
-def _thread_params(options: SessionOptions) -> dict[str, Any]:
+def _thread_params(options: SessionOptions, mcp: dict[str, Any] | None = None) -> dict[str, Any]:
     params: dict[str, Any] = {"cwd": str(options.cwd)}
+    if mcp:
+        params["config"] = mcp
     sandbox = options.configuration.get("sandbox")
     if isinstance(sandbox, str) and sandbox in SANDBOXES:
         params["sandbox"] = sandbox
@@ -259,10 +269,10 @@ def _thread_params(options: SessionOptions) -> dict[str, Any]:
     return params
 
 
-async def _bind_thread(peer: JsonRpcPeer, options: SessionOptions) -> dict[str, Any]:
+async def _bind_thread(peer: JsonRpcPeer, options: SessionOptions, mcp: dict[str, Any]) -> dict[str, Any]:
     """``thread/start``, ``thread/resume`` (turns left out: hydrated by ``thread/turns/list``) or
     ``thread/fork`` (up to and including the turn ``fork_at`` names)."""
-    params = _thread_params(options)
+    params = _thread_params(options, mcp)
     try:
         if options.resume_token is not None:
             result = j.obj(

@@ -263,7 +263,9 @@ class SessionOptions:
         return attrs.evolve(self, stall_after_seconds=value)
 
     def record_wire(self, path: str | Path) -> SessionOptions:
-        """Tee every raw frame, both directions, to a JSONL file (unredacted: treat as sensitive)."""
+        """Tee every raw frame, both directions, to a JSONL file (0600). The MCP servers' env and header
+        values are written as ``<redacted>`` by the adapters that pass them on the wire; everything
+        else is unredacted: treat the file as sensitive."""
         _no_nul("record_wire", path)
         return attrs.evolve(self, record_wire_path=Path(path).expanduser().absolute())
 

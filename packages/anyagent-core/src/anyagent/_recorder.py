@@ -14,7 +14,7 @@ import os
 import stat
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +115,7 @@ class WireRecorder:
         self._taken = False
         self._finalizer: weakref.finalize[Any, WireRecorder] | None = None
         self._batch = bytearray()
+        self._hidden: list[tuple[bytes, bytes]] = []
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, on_failure: Callable[[str], None] | None = None) -> WireRecorder:
@@ -145,6 +146,20 @@ class WireRecorder:
         recorder._fd = fd
         recorder._finalizer = weakref.finalize(recorder, os.close, fd)
         return recorder
+
+    def redact(self, secrets: Iterable[str]) -> None:
+        """Keep ``secrets`` out of every line written from now on (argv, frames, notes): a JSON
+        string equal to a secret is written as ``"<redacted>"``, and a secret of 8 characters or
+        more is replaced wherever it appears inside a string. For values an adapter passes on the
+        wire that the file must not keep (MCP env values, header secrets)."""
+        for secret in secrets:
+            if not secret:
+                continue
+            for escaped in {json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}:
+                data = escaped.encode("utf-8")
+                self._hidden.append((b'"' + data + b'"', b'"<redacted>"'))
+                if len(secret) >= 8:
+                    self._hidden.append((data, b"<redacted>"))
 
     @property
     def failure(self) -> str | None:
@@ -248,6 +263,9 @@ class WireRecorder:
             return
         if self._batch:  # keep the file in wire order
             data, self._batch = bytes(self._batch) + data, bytearray()
+        for secret, mask in self._hidden:
+            if secret in data:
+                data = data.replace(secret, mask)
         try:
             view = memoryview(data)
             while view:
