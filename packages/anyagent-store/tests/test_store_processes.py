@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -44,9 +45,22 @@ async def _stored(path: Path, thread_id: str) -> tuple[int, int]:
         return thread.event_count, deltas
 
 
+def _wait_for_stored(path: Path, thread_id: str, at_least: int, timeout: float = 60.0) -> int:
+    """The thread's stored event count once the host has committed ``at_least`` events (polled read-only)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10) as conn:
+            row = conn.execute("SELECT event_count FROM threads WHERE id = ?", (thread_id,)).fetchone()
+        conn.close()
+        if row is not None and row[0] >= at_least:
+            return int(row[0])
+        time.sleep(0.005)
+    raise AssertionError(f"the host stored fewer than {at_least} events in {timeout} s")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
-@pytest.mark.parametrize("settle", [0.0, 0.5])
-def test_sigkill_mid_turn_loses_at_most_the_unwritten_batches(tmp_path: Path, settle: float) -> None:
+@pytest.mark.parametrize("stalled", [False, True], ids=["at-once", "stalled"])
+def test_sigkill_mid_turn_loses_at_most_the_unwritten_batches(tmp_path: Path, stalled: bool) -> None:
     path = tmp_path / "threads.db"
     proc = subprocess.Popen(
         [sys.executable, str(HOST), str(path), "kill", "3000"],
@@ -57,20 +71,22 @@ def test_sigkill_mid_turn_loses_at_most_the_unwritten_batches(tmp_path: Path, se
     try:
         thread_id = _line(proc, "THREAD")
         read = int(_line(proc, "READ"))
-        time.sleep(settle)
-        os.kill(proc.pid, signal.SIGKILL)
+        # wait for real conditions, not times (a loaded machine is slow): a first batch committed, or (the
+        # agent stalled mid-turn) everything read committed by the flush interval's timer
+        written = _wait_for_stored(path, thread_id, read if stalled else 1)
     finally:
+        os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
     assert proc.returncode == -signal.SIGKILL
     count, deltas = anyio.run(_stored, path, thread_id)
-    if settle:
-        assert count == read  # the agent stalled mid-turn: after a few flush intervals everything read is stored
+    if stalled:
+        assert written == count == read  # stalled mid-turn: the flush timer stored everything read
         assert deltas == read - 3  # the prompt, TurnStarted and StatusChanged are the others
     else:
-        assert 0 < count <= read  # killed at once: the writes that began before the kill are whole
+        assert 0 < written <= count <= read  # killed at once: the writes that began before the kill are whole
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
@@ -104,3 +120,32 @@ def test_two_processes_on_one_sqlite_store_never_corrupt_it(tmp_path: Path) -> N
     anyio.run(check)
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_a_fresh_file_opens_while_another_process_holds_its_write_lock(tmp_path: Path) -> None:
+    """Two processes opening one fresh file at once (an app and the CLI): the second one's switch to WAL
+    meets the first one's write lock, where SQLite answers "locked" without waiting. It must wait."""
+    path = tmp_path / "threads.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("PRAGMA user_version = 0")  # a fresh file in the default (rollback) journal mode
+    holder.execute("BEGIN IMMEDIATE")  # what the other process holds while it switches or migrates
+
+    def release() -> None:
+        time.sleep(0.3)
+        holder.execute("COMMIT")
+
+    releaser = threading.Thread(target=release)
+    releaser.start()
+
+    async def open_it() -> int:
+        async with Store.sqlite(path) as store:
+            return len((await store.threads()).threads)
+
+    try:
+        assert anyio.run(open_it) == 0  # before the fix: StoreUnavailable "database is locked" at once
+    finally:
+        releaser.join()
+        holder.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    conn.close()

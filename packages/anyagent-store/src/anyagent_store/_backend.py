@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -302,8 +303,7 @@ class SqliteBackend(Backend):
         if app_id not in (0, _APPLICATION_ID) or (tables and "store_meta" not in tables):
             raise ForeignDatabase(f"{path} is a database of another application, not an anyagent store", path)
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
+        self._use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         if self.max_bytes is not None:
             page = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -322,6 +322,25 @@ class SqliteBackend(Backend):
                 cur.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES ('name', ?)", (STORE_NAME,))
                 cur.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
                 cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _use_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch a fresh file to WAL. The switch takes the write lock from inside a read, where SQLite
+        answers "database is locked" at once instead of waiting (its busy handler is not called there):
+        two processes opening one fresh file at once collide on it. So retry until ``busy_timeout``; once
+        another process has switched the file, the mode reads back "wal" and there is nothing to do."""
+        deadline = time.monotonic() + self.busy_timeout
+        pause = 0.001
+        while True:
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL").fetchone()
+                return
+            except sqlite3.OperationalError as exc:
+                text = str(exc)
+                if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     @contextmanager
     def _transaction(self, write: bool = True) -> Iterator[Any]:
