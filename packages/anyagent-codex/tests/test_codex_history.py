@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import attrs
 import pytest
 from codex_harness import runtime_with_env
@@ -53,12 +54,15 @@ async def test_live_threads_are_listed_and_resumed(live_agent: Callable[..., Liv
     installation = attrs.evolve(AgentInstallation.at("codex", agent.executable), args=agent.args)
     async with runtime_with_env(agent.env) as runtime:
         first = await _turn(runtime, installation, SessionOptions.in_dir(workspace), "first: explain\nthe repo")
+        await anyio.sleep(1.1)  # codex keeps whole seconds: a tie would hide the order asked for
         second = await _turn(runtime, installation, SessionOptions.in_dir(workspace), "second conversation")
         listed = await runtime.history(installation, workspace)
         assert [e.resume_token for e in listed] == [second, first]
         assert [e.title for e in listed] == ["second conversation", "first: explain the repo"]
         assert all(e.cwd == str(workspace) for e in listed)
         assert await runtime.history(installation, agent.workspace) == []
+        await anyio.sleep(1.1)
+        # resumed: last activity first (codex keeps whole seconds: in the same second as the second thread it tied)
         await _turn(runtime, installation, SessionOptions.in_dir(workspace).resume(first), "and again")
         again = await runtime.history(installation, workspace)
         assert [e.resume_token for e in again] == [first, second]

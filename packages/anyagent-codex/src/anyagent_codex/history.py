@@ -47,7 +47,14 @@ async def history(request: seam.ConnectRequest, cwd: Path | None) -> seam.Histor
     """Codex's threads (those run in ``cwd`` when given)."""
     entries: list[HistoryEntry] = []
     diagnostics: list[DiagnosticInfo] = []
-    params: dict[str, Any] = {"limit": PAGE, "sourceKinds": list(SOURCES), "modelProviders": [], "archived": False}
+    params: dict[str, Any] = {
+        "limit": PAGE,
+        "sourceKinds": list(SOURCES),
+        "modelProviders": [],
+        "archived": False,
+        # last activity first, as a thread list shows it (codex's default is created_at)
+        "sortKey": "updated_at",
+    }
     if cwd is not None:
         params["cwd"] = str(cwd)
     async with _side_server(request) as peer:
