@@ -56,12 +56,15 @@ from ._types import (
     Delivery,
     EnvVarLogin,
     Event,
+    PromptOrigin,
     Queued,
     RequestClosed,
     RequestOpened,
     SelectKind,
     Steered,
     TerminalLogin,
+    TurnEnded,
+    TurnStarted,
     Unauthenticated,
 )
 from ._values import DiagnosticInfo
@@ -485,6 +488,10 @@ async def cmd_chat(
     interrupts = Interrupts()
     failure: list[AgentError] = []
     status = EXIT_OK
+    # prompts whose turn the user must still see end (started or queued ones; a steered one joins a turn)
+    awaited: set[str] = set()
+    shown_ended: set[str] = set()  # prompts whose turn's TurnEnded was rendered
+    turn_prompts: dict[str, str] = {}  # turn id -> the prompt that started it
 
     async def on_press() -> None:
         nonlocal status
@@ -501,8 +508,13 @@ async def cmd_chat(
         try:
             async for event in events:
                 out.render(event)
-                if isinstance(event.kind, RequestOpened):
-                    requests.opened(event.kind)
+                kind, turn = event.kind, event.turn_info
+                if isinstance(kind, TurnStarted) and isinstance(kind.origin, PromptOrigin) and turn is not None:
+                    turn_prompts[turn.id] = kind.origin.prompt_id
+                elif isinstance(kind, TurnEnded) and turn is not None and turn.id in turn_prompts:
+                    shown_ended.add(turn_prompts.pop(turn.id))
+                elif isinstance(kind, RequestOpened):
+                    requests.opened(kind)
                 elif isinstance(event.kind, RequestClosed):
                     requests.closed(event.kind.request_id)
         except AgentError as exc:
@@ -520,8 +532,11 @@ async def cmd_chat(
                 continue
             if router.offer(line):
                 continue
-            if line is None:  # end of input (a piped script): let the work already asked for finish
-                while session.status().value != "idle" or requests.pending:
+            if line is None:  # end of input (a piped script): let the work already asked for finish and be shown
+                # (the engine goes idle before the events reach the screen: a slow reader, a stored history)
+                while (session.status().value != "idle" or requests.pending or not awaited <= shown_ended) and (
+                    not interrupts.quit.is_set()
+                ):
                     await anyio.sleep(0.05)
                 interrupts.quit.set()
                 return
@@ -531,7 +546,9 @@ async def cmd_chat(
             if line.strip() == "/help":
                 _chat_help(session, out)
                 continue
-            await _chat_line(session, line, out, on_prompt)
+            delivery = await _chat_line(session, line, out, on_prompt)
+            if delivery is not None and not isinstance(delivery.kind, Steered):
+                awaited.add(delivery.prompt_id)
 
     async with ui, anyio.create_task_group() as tg:
         requests = Requests(
@@ -579,16 +596,17 @@ def _chat_help(session: Session, out: Renderer) -> None:
 
 async def _chat_line(
     session: Session, line: str, out: Renderer, on_prompt: Callable[[str, Delivery], None] | None = None
-) -> None:
+) -> Delivery | None:
+    """Act on one chat line: a local command, else a prompt (its ``Delivery``; None for anything else)."""
     text = line.strip()
     if not text:
-        return
+        return None
     try:
         if text.startswith("/set "):
             parts = text.split(maxsplit=2)
             if len(parts) != 3:
                 out.line(out.yellow("usage: /set OPTION VALUE"))
-                return
+                return None
             ((key, value),) = _parse_set([f"{parts[1]}={parts[2]}"])
             await session.configure(key, value)
         elif text == "/cancel":
@@ -613,9 +631,11 @@ async def _chat_line(
                 out.note(out.dim(_queued(delivery.kind.position)))
             elif isinstance(delivery.kind, Steered):
                 out.note(out.dim("(steered into the running turn)"))
+            return delivery
     except (AgentError, UsageError) as exc:
         message = exc.message if isinstance(exc, AgentError) else str(exc)
         out.line(out.yellow(f"{type(exc).__name__}: {message}"))
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
