@@ -45,6 +45,7 @@ from anyagent import (
     Queued,
     RequestClosed,
     RequestOpened,
+    ResumeFailed,
     Session,
     SessionOptions,
     SessionUpdated,
@@ -286,6 +287,64 @@ async def fork_thread(h: Harness) -> None:
         assert isinstance(_ended(turn).stop, Completed)
     if h.fake is not None:
         assert "ORANGE" in str(h.fake.model_calls()[-1].body), "the fork carries the original's history"
+
+
+STALE_THREAD = "01a229fc-0000-7000-8000-00000000dead"
+"""A well-formed codex thread id no thread has (a token whose thread is gone)."""
+
+
+@scenario
+async def resume_stale_token(h: Harness) -> None:
+    """A token codex cannot resolve — well-formed but unknown, or not a thread id at all — fails
+    ``open`` with ``ResumeFailed`` (resume and fork alike), and the app's fallback, a fresh
+    session, works."""
+    for token in (STALE_THREAD, "not-a-thread"):
+        for options in (h.options().resume(token), h.options().fork_from(token)):
+            with pytest.raises(ResumeFailed, match="could not open thread"):
+                await h.runtime.open(h.agent, options)
+    async with opened(h) as (session, reader):
+        assert session.info().resume_token not in (None, STALE_THREAD)
+        await session.prompt("start afresh")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+        assert text_of(turn) == ECHO + "start afresh"
+
+
+@scenario
+async def fork_at_a_turn(h: Harness) -> None:
+    """``fork_from(token, at)`` at the first turn — by its fork point (``MessageEnded``'s
+    ``codex/fork_point``) or by the message's id, as the spec and the store pass it: the branch has
+    the first turn and not the second; the original keeps both. A point the thread does not have
+    fails ``ResumeFailed``."""
+    async with opened(h) as (session, reader):
+        await session.prompt("first APPLE")
+        first = await reader.turn()
+        await session.prompt("second BANANA")
+        await reader.turn()
+        token = session.info().resume_token
+    assert token
+    [*_, ended] = [e for e in first if isinstance(e.kind, MessageEnded)]
+    turn_id = ended.extensions.get(FORK_POINT)
+    assert isinstance(turn_id, str) and turn_id
+    message_id = ended.kind.message_id  # type: ignore[attr-defined]
+    for at in (turn_id, message_id):  # the turn's fork point, or the spec's message id
+        async with opened(h, h.options().fork_from(token, at)) as (session, reader):
+            assert session.info().resume_token not in (None, token), "a fork is a new thread"
+            await session.prompt("in the branch")
+            turn = await reader.turn()
+            assert isinstance(_ended(turn).stop, Completed)
+        if h.fake is not None:
+            body = str(h.fake.model_calls()[-1].body)
+            assert "APPLE" in body and "BANANA" not in body, f"the branch at {at} ends at the first turn"
+    with pytest.raises(ResumeFailed, match="no turn or message"):
+        await h.runtime.open(h.agent, h.options().fork_from(token, "no-such-message"))
+    async with opened(h, h.options().resume(token)) as (session, reader):
+        await session.prompt("back on the original")
+        turn = await reader.turn()
+        assert isinstance(_ended(turn).stop, Completed)
+    if h.fake is not None:
+        body = str(h.fake.model_calls()[-1].body)
+        assert "APPLE" in body and "BANANA" in body and "in the branch" not in body, "the original is untouched"
 
 
 @scenario

@@ -271,7 +271,8 @@ def _thread_params(options: SessionOptions, mcp: dict[str, Any] | None = None) -
 
 async def _bind_thread(peer: JsonRpcPeer, options: SessionOptions, mcp: dict[str, Any]) -> dict[str, Any]:
     """``thread/start``, ``thread/resume`` (turns left out: hydrated by ``thread/turns/list``) or
-    ``thread/fork`` (up to and including the turn ``fork_at`` names)."""
+    ``thread/fork`` (up to and including the turn ``fork_at`` names, or the turn holding the
+    message it names: ``_fork_turn``)."""
     params = _thread_params(options, mcp)
     try:
         if options.resume_token is not None:
@@ -283,7 +284,7 @@ async def _bind_thread(peer: JsonRpcPeer, options: SessionOptions, mcp: dict[str
         if options.fork_token is not None:
             fork: dict[str, Any] = {**params, "threadId": options.fork_token}
             if options.fork_at is not None:
-                fork["lastTurnId"] = options.fork_at
+                fork["lastTurnId"] = await _fork_turn(peer, options.fork_token, options.fork_at)
             result = j.obj(await peer.request("thread/fork", fork))
             thread_id = j.text(j.obj(result.get("thread")).get("id"), "")
             return {**result, "anyagent/turns": await _turns(peer, thread_id) if thread_id else []}
@@ -297,6 +298,38 @@ async def _bind_thread(peer: JsonRpcPeer, options: SessionOptions, mcp: dict[str
     if not j.nonempty(j.obj(result.get("thread")).get("id")):
         raise ProtocolFailed("codex answered thread/start without a thread id")
     return result
+
+
+async def _fork_turn(peer: JsonRpcPeer, thread_id: str, at: str) -> str:
+    """The turn ``fork_from(token, at)`` ends at: ``at`` itself when it is a turn id (the
+    ``codex/fork_point`` of a ``MessageEnded``), else the turn holding the message ``at`` (a
+    ``MessageEnded``/``TextDelta``/``ReasoningDelta``/``UserMessage`` id, as the spec and the store
+    pass it; codex's ``lastTurnId`` takes turn ids only). The summary view is read first, every
+    item only if that misses. Neither → ``ResumeFailed``; codex too slow to say → ``at`` as is."""
+    with anyio.move_on_after(SIDE_CALL_WAIT):
+        for view in ("summary", "full"):
+            cursor: str | None = None
+            for _page in range(50):
+                params: dict[str, Any] = {
+                    "threadId": thread_id,
+                    "sortDirection": "asc",
+                    "limit": 100,
+                    "itemsView": view,
+                }
+                if cursor:
+                    params["cursor"] = cursor
+                page = j.obj(await peer.request("thread/turns/list", params))
+                for turn in j.arr(page.get("data")):
+                    turn_id = j.nonempty(j.obj(turn).get("id"))
+                    if turn_id is not None and (
+                        turn_id == at or any(j.obj(item).get("id") == at for item in j.arr(j.obj(turn).get("items")))
+                    ):
+                        return turn_id
+                cursor = j.nonempty(page.get("nextCursor"))
+                if cursor is None:
+                    break
+        raise ResumeFailed(f"codex thread {thread_id} has no turn or message {at!r} to fork at")
+    return at
 
 
 async def _turns(peer: JsonRpcPeer, thread_id: str) -> list[str]:
