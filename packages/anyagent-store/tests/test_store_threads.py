@@ -266,3 +266,25 @@ async def test_import_history_of_an_agent_without_one_is_unsupported(store: Stor
     async with Runtime.with_mock(Script()) as runtime:
         with pytest.raises(UnsupportedFeature):
             await store.import_history(runtime, "mock")
+
+
+async def test_generated_title_asks_the_agent_and_titles_the_thread(store: Store) -> None:
+    # every mock session plays the script from its first turn: the recorded one and generate's throwaway one
+    script = Script().turn([Step.emit(text("t1", '"Parser bug hunt"')), Step.end(completed())])
+    async with Runtime.with_mock(script) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        recording = await record_turns(
+            store, runtime, ["fix the bug\nin parser.py"], title=Store.generated_title(runtime, agent)
+        )
+    thread = await store.thread(recording.thread.id)
+    assert thread.title == "Parser bug hunt"  # the agent's words, quotes stripped; not the prompt's first line
+    assert recording.thread.title == "Parser bug hunt"
+
+
+async def test_a_failed_title_generation_keeps_the_first_prompts_line(store: Store) -> None:
+    async def refuse(prompt: str) -> str:
+        raise UnsupportedFeature("no titles here")
+
+    async with Runtime.with_mock(chatty_script(turns=1)) as runtime:
+        recording = await record_turns(store, runtime, ["fix the bug\nin parser.py"], title=refuse)
+    assert (await store.thread(recording.thread.id)).title == "fix the bug"

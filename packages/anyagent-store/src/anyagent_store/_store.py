@@ -54,6 +54,9 @@ PROMPT_EXTENSION = "anyagent-store/prompt"
 TitleMaker = Callable[[str], Awaitable[str]]
 """Makes a thread's title from its first prompt (``Store.generated_title`` asks the agent)."""
 
+_TITLE_WAIT = 30.0
+# seconds a recording's block end waits for a TitleMaker still at work (then the first line stays)
+
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
@@ -338,14 +341,14 @@ class Store:
         A new thread is made on entry unless ``thread`` is given (then events are appended to it); it
         takes the agent id, wire and resume token from the session, ``cwd`` from the caller (the
         directory the session was opened in: ``options.cwd``).
-        ``title``: a fixed title, or a ``TitleMaker`` (``Store.generated_title``) run once on the first
-        prompt; by default the first line of the first prompt. Events are written in batches of
-        ``batch_size`` or every ``flush_interval`` seconds, whichever comes first, and at each turn end
-        and permission or question; each write takes everything read so far, in one transaction, and the
-        read never waits for it. So a host killed with SIGKILL loses only events read after the last
-        write began: at most ``flush_interval`` seconds' worth plus the write under way (by default
-        0.25 s and a few ms; under a flood faster than the disk, what arrived during the last two writes).
-        A failed write (``StoreFull``)
+        ``title``: a fixed title, or a ``TitleMaker`` (``Store.generated_title``) run once on the first prompt
+        beside the reading (the block's end waits for it up to 30 seconds; the prompt's first line titles the
+        thread until it answers); by default the first line of the first prompt. Events are written in batches
+        of ``batch_size`` or every ``flush_interval`` seconds, whichever comes first, and at each turn end and
+        permission or question; each write takes everything read so far, in one transaction, and the read never
+        waits for it. So a host killed with SIGKILL loses only events read after the last write began: at most
+        ``flush_interval`` seconds' worth plus the write under way (by default 0.25 s and a few ms; under a
+        flood faster than the disk, what arrived during the last two writes). A failed write (``StoreFull``)
         stops the recording, never the session: the events keep flowing to the app, ``failure`` holds
         the error and ``flush()``/exiting the block raise it."""
         return Recording(
@@ -640,6 +643,7 @@ class Recording:
         self._history: AsyncIterator[StoredEvent] | None = None
         self.failure: StoreError | None = None
         self._closed = False
+        self._titling: anyio.Event | None = None  # set when a TitleMaker started on the first prompt is done
 
     @property
     def thread(self) -> Thread:
@@ -676,6 +680,9 @@ class Recording:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         tg = self._tg
+        if tg is not None and self._titling is not None and exc_type is None:
+            with anyio.move_on_after(_TITLE_WAIT):  # the title is asked for at the first prompt: let it arrive
+                await self._titling.wait()
         self._tg = None
         if tg is not None:
             tg.cancel_scope.cancel()
@@ -712,13 +719,16 @@ class Recording:
             self._title = _title_from(text)
             self._fields["title"] = self._title
             if callable(self._title_arg) and self._tg is not None:
-                self._tg.start_soon(self._generate_title, self._title_arg, text)
+                self._titling = anyio.Event()
+                self._tg.start_soon(self._generate_title, self._title_arg, text, self._titling)
 
-    async def _generate_title(self, make: TitleMaker, text: str) -> None:
+    async def _generate_title(self, make: TitleMaker, text: str, done: anyio.Event) -> None:
         try:
             title = await make(text)
         except AgentError:
             return
+        finally:
+            done.set()
         if title:
             self._title = title
             self._fields["title"] = title
