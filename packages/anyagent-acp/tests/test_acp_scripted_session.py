@@ -141,11 +141,20 @@ async def test_unknown_notification_becomes_a_diagnostic(tmp_path: Path) -> None
 async def test_a_version_we_do_not_speak_fails_open_naming_both(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("SCRIPTED_VERSION", "3")
+    with pytest.raises(ProtocolFailed) as caught:
+        async with opened(tmp_path):
+            pass
+    assert "versions 3" in caught.value.message and "versions 1 and 2" in caught.value.message
+
+
+async def test_version_2_with_a_v1_body_fails_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Version 2 is asked again in v2's shape; a v1-shaped answer (no ``info``) is no v2 agent."""
     monkeypatch.setenv("SCRIPTED_VERSION", "2")
     with pytest.raises(ProtocolFailed) as caught:
         async with opened(tmp_path):
             pass
-    assert "version 2" in caught.value.message and "version 1" in caught.value.message
+    assert "`info`" in caught.value.message
 
 
 class _AuthProfile:

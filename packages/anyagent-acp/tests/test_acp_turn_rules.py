@@ -187,7 +187,7 @@ async def test_a_handshake_that_fails_after_spawn_reaps_the_agent_and_closes_the
         "import json, os, sys, time\n"
         f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
         "frame = json.loads(sys.stdin.readline())\n"
-        "print(json.dumps({'jsonrpc': '2.0', 'id': frame['id'], 'result': {'protocolVersion': 2}}), flush=True)\n"
+        "print(json.dumps({'jsonrpc': '2.0', 'id': frame['id'], 'result': {'protocolVersion': 3}}), flush=True)\n"
         "time.sleep(60)\n"
     )
     agent = AgentInstallation.acp("old", sys.executable, ["-c", code])
@@ -195,7 +195,7 @@ async def test_a_handshake_that_fails_after_spawn_reaps_the_agent_and_closes_the
     async with runtime() as rt:
         with pytest.raises(ProtocolFailed) as caught:
             await rt.open(agent, options)
-        assert "version 2" in caught.value.message
+        assert "versions 3" in caught.value.message  # 2 would be initialized again, in v2
         assert _open_fds(recording) == []
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid_file.read_text()), 0)

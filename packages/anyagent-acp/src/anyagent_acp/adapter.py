@@ -11,7 +11,8 @@ Launch: argv from ``toolkit.launch_argv``, environment from ``toolkit.launch_env
 ``env`` and ``root_env`` quirks are defaults; the caller's environment wins). The profile's
 preflight command, the agent and its client terminals all run with that environment.
 
-Handshake: ``initialize`` → (``authenticate`` when the profile says so) → ``session/new``, or
+Handshake: ``initialize`` offering v1 (again in v2 for an agent that lists only v2, see
+``_initialize``) → (``authenticate``, v2 ``auth/login``, when the profile says so) → ``session/new``, or
 ``session/resume`` / ``session/load`` for a resume token → creation-time configuration. History a
 load or a resume replays is dropped, never re-emitted; info updates it carries are applied.
 """
@@ -147,13 +148,13 @@ async def _preflight(launch: toolkit.Launch, quirks: Quirks) -> bool:
 async def _probe_session(process: AgentProcess, request: seam.ConnectRequest, quirks: Quirks) -> AuthStatus:
     """``initialize`` and a bare ``session/new``: the login state they prove (``probe_auth``)."""
     peer = JsonRpcPeer(JsonLines(process), accepts=_CLIENT_METHODS | set(quirks.requests))
-    init = j.obj(await _initialize(peer))
+    init = await _initialize(peer)
     profile = request.profile
     login = translate.login_methods(init, request.installation.executable_path) + (
         profile.login if profile is not None else ()
     )
     if quirks.authenticate_on_open:
-        await _authenticate(peer, quirks.authenticate_on_open)
+        await _authenticate(peer, quirks.authenticate_on_open, _version(init))
     state = InfoState(translate.capabilities(init), auth=_init_auth(init))
     try:
         await _open_session(
@@ -188,7 +189,7 @@ async def _handshake(
     options = request.options
     accepts = _CLIENT_METHODS | set(quirks.requests)
     peer = JsonRpcPeer(JsonLines(process), accepts=accepts)
-    init = j.obj(await _initialize(peer))
+    init = await _initialize(peer)
     profile = request.profile
     login = translate.login_methods(init, request.installation.executable_path) + (
         profile.login if profile is not None else ()
@@ -197,9 +198,9 @@ async def _handshake(
     if quirks.authenticate_on_open and not await anyio.to_thread.run_sync(
         _setting_set, quirks.authenticate_unless_setting, env
     ):
-        await _authenticate(peer, quirks.authenticate_on_open)
+        await _authenticate(peer, quirks.authenticate_on_open, _version(init))
     capabilities = translate.capabilities(init)
-    servers = _mcp_servers(options, capabilities.mcp_transports)
+    servers = _mcp_servers(options, capabilities.mcp_transports, _version(init))
     session_id, result, replaying = await _open_session(peer, init, options, servers, login, hints)
     early: list[Message] = []
     state = InfoState(
@@ -229,38 +230,73 @@ async def _handshake(
         early=early,
         name=profile.name if profile is not None else request.installation.name,
         mcp_servers=tuple(server.name for server in options.mcp_servers),
+        protocol=_version(init),
     )
 
 
-async def _initialize(peer: JsonRpcPeer) -> Any:
-    """``initialize`` with version negotiation: an answer in another version fails typed."""
-    params = {
-        "protocolVersion": translate.PROTOCOL_VERSION,
-        "clientCapabilities": CLIENT_CAPABILITIES,
-        "clientInfo": {"name": "anyagent", "title": "anyagent", "version": __version__},
-    }
+def _init_params(version: int) -> dict[str, Any]:
+    """``initialize``'s params in ``version``'s shape (v2: role-agnostic ``info`` and
+    ``capabilities``, and no client file system or terminals: v2 removed them)."""
+    info = {"name": "anyagent", "title": "anyagent", "version": __version__}
+    if version == translate.V2:
+        return {"protocolVersion": version, "info": info, "capabilities": {}}
+    return {"protocolVersion": version, "clientCapabilities": CLIENT_CAPABILITIES, "clientInfo": info}
+
+
+def _no_common_version(listed: Sequence[int] | None) -> ProtocolFailed:
+    theirs = ", ".join(str(v) for v in listed) if listed else "none it would name"
+    ours = " and ".join(str(v) for v in translate.SPOKEN)
+    return ProtocolFailed(f"the agent speaks ACP protocol versions {theirs}; anyagent speaks versions {ours}")
+
+
+async def _initialize(peer: JsonRpcPeer) -> dict[str, Any]:
+    """``initialize`` with version negotiation. Offer v1; an agent that answers -32022 listing v2
+    (an ACP SDK agent built for v2 only), or that answers v1's ``initialize`` with version 2, is
+    initialized again with v2 (the protocol lets a client repeat ``initialize`` before any other
+    request). The result comes back in the v1 shape (``translate.init_from_v2``) with its
+    ``protocolVersion``; no version in common fails ``ProtocolFailed`` naming both sides'."""
     try:
-        result = await peer.request("initialize", params)
+        result = j.obj(await peer.request("initialize", _init_params(translate.PROTOCOL_VERSION)))
+    except JsonRpcError as exc:
+        if exc.code != AcpCode.UNSUPPORTED_VERSION:
+            raise ProtocolFailed(f"initialize failed: {exc.message} ({exc.code})") from None
+        listed = translate.listed_versions(exc.data)
+        if translate.V2 not in listed:
+            raise _no_common_version(listed) from None
+        return await _initialize_v2(peer)
+    version = result.get("protocolVersion")
+    if version == translate.PROTOCOL_VERSION:
+        return result
+    if version == translate.V2:
+        return await _initialize_v2(peer)
+    raise _no_common_version([version] if isinstance(version, int) and not isinstance(version, bool) else None)
+
+
+async def _initialize_v2(peer: JsonRpcPeer) -> dict[str, Any]:
+    try:
+        result = j.obj(await peer.request("initialize", _init_params(translate.V2)))
     except JsonRpcError as exc:
         if exc.code == AcpCode.UNSUPPORTED_VERSION:
-            raise ProtocolFailed(
-                f"the agent does not speak ACP version {translate.PROTOCOL_VERSION}: {exc.message} ({exc.data!r})"
-            ) from None
-        raise ProtocolFailed(f"initialize failed: {exc.message} ({exc.code})") from None
-    version = j.obj(result).get("protocolVersion")
-    if version != translate.PROTOCOL_VERSION:
-        raise ProtocolFailed(
-            f"the agent answered ACP protocol version {version!r}; "
-            f"anyagent speaks version {translate.PROTOCOL_VERSION} only"
-        )
-    return result
+            raise _no_common_version(translate.listed_versions(exc.data)) from None
+        raise ProtocolFailed(f"initialize (ACP v2) failed: {exc.message} ({exc.code})") from None
+    version = result.get("protocolVersion")
+    if version != translate.V2:
+        raise ProtocolFailed(f"the agent listed ACP version 2 but answered a v2 initialize with version {version!r}")
+    if not isinstance(result.get("info"), dict):  # required in v2: a v1 body under version 2
+        raise ProtocolFailed("the agent answered ACP version 2 without v2's required `info`: not a v2 initialize")
+    return translate.init_from_v2(result)
 
 
-async def _authenticate(peer: JsonRpcPeer, method_id: str) -> None:
-    """One bounded ``authenticate`` (failures are left for ``session/new`` to report)."""
+def _version(init: Mapping[str, Any]) -> int:
+    return translate.V2 if init.get("protocolVersion") == translate.V2 else translate.PROTOCOL_VERSION
+
+
+async def _authenticate(peer: JsonRpcPeer, method_id: str, version: int = translate.PROTOCOL_VERSION) -> None:
+    """One bounded ``authenticate`` (v2: ``auth/login``); failures are left for ``session/new``."""
+    method = "auth/login" if version == translate.V2 else "authenticate"
     with anyio.move_on_after(AUTHENTICATE_WAIT):
         try:
-            await peer.request("authenticate", {"methodId": method_id})
+            await peer.request(method, {"methodId": method_id})
         except JsonRpcError:
             pass
 
@@ -284,8 +320,11 @@ def _setting_set(setting: tuple[str, str] | None, env: Mapping[str, str]) -> boo
     return value not in (None, "")
 
 
-def _mcp_servers(options: SessionOptions, transports: frozenset[str]) -> list[dict[str, Any]]:
-    """The caller's MCP servers as ACP entries; a transport the agent lacks fails typed."""
+def _mcp_servers(
+    options: SessionOptions, transports: frozenset[str], version: int = translate.PROTOCOL_VERSION
+) -> list[dict[str, Any]]:
+    """The caller's MCP servers as ACP entries (v2: stdio ones typed too); a transport the agent
+    lacks fails typed."""
     entries: list[dict[str, Any]] = []
     for server in options.mcp_servers:
         if server.transport not in transports:
@@ -295,7 +334,8 @@ def _mcp_servers(options: SessionOptions, transports: frozenset[str]) -> list[di
             )
         if isinstance(server, McpStdio):
             env = [{"name": k, "value": v} for k, v in server.env.items()]
-            entries.append({"name": server.name, "command": server.command, "args": list(server.args), "env": env})
+            entry = {"name": server.name, "command": server.command, "args": list(server.args), "env": env}
+            entries.append({"type": "stdio", **entry} if version == translate.V2 else entry)
         elif isinstance(server, (McpHttp, McpSse)):
             headers = [{"name": k, "value": v} for k, v in server.headers.items()]
             entries.append({"type": server.transport, "name": server.name, "url": server.url, "headers": headers})

@@ -85,7 +85,15 @@ __all__ = ["AcpDriver", "Handshaken", "config_call"]
 _CHARS_PER_TOKEN = 4
 _AUTH_CODES = frozenset({AcpCode.AUTH_REQUIRED, 401})  # 401: agents that pass their API's status through
 _CONTENT_UPDATES = frozenset(
-    {"agent_message_chunk", "agent_thought_chunk", "user_message_chunk", "tool_call", "tool_call_update", "plan"}
+    {
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "user_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "tool_call_content_chunk",
+        "plan",
+    }
 )
 _MESSAGE_CHUNKS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
 _PROMPT = "session/prompt"
@@ -116,6 +124,7 @@ class Handshaken:
     early: list[Message] = attrs.Factory(list)
     name: str = "the agent"
     mcp_servers: tuple[str, ...] = ()  # the session's own MCP servers, by name
+    protocol: int = translate.PROTOCOL_VERSION  # the negotiated ACP version (1 or 2)
 
 
 # -- what we sent and wait for: ``rpc_id`` is reserved before the write (``JsonRpcPeer.new_id``),
@@ -135,6 +144,7 @@ class _Prompt:
     saw_content: bool = False
     retried: bool = False
     said: str = ""  # the start of its agent text, kept only for the ``wedged_reply`` quirk
+    accepted: bool = False  # v2: the agent answered it (acceptance; the turn ends in a state_update)
 
 
 @attrs.define
@@ -212,6 +222,7 @@ class AcpDriver(seam.Driver):
         self._files = setup.files
         self._terminals = setup.terminals
         self._login = setup.login
+        self._v2 = setup.protocol == translate.V2
         self._auth_hints = tuple(h.lower() for h in setup.auth_hints)
         self.info = setup.state.info()
         self._inbox = _Inbox(setup.peer, setup.early)
@@ -350,6 +361,8 @@ class AcpDriver(seam.Driver):
     # -- session/update
 
     async def _on_update(self, update: dict[str, Any]) -> None:
+        if self._v2:
+            update = translate.update_from_v2(update)
         kind = j.text(update.get("sessionUpdate"), "")
         handler = _UPDATE_HANDLERS.get(kind)
         if handler is None:
@@ -363,6 +376,26 @@ class AcpDriver(seam.Driver):
         if prompt is None and self._effort is not None and kind in _MESSAGE_CHUNKS:
             return  # the hidden /effort prompt's acknowledgement is not content
         await handler(self, update)
+
+    async def _state_update(self, update: dict[str, Any]) -> None:
+        """v2's ``state_update``: ``idle`` ends the prompt in flight with its ``stopReason`` (v2
+        moved the turn's end out of the ``session/prompt`` answer); ``running`` and
+        ``requires_action`` change nothing here (the engine tracks its own turn state)."""
+        prompt = self._prompt
+        if update.get("state") != "idle" or prompt is None:
+            return
+        if not prompt.accepted and prompt.rpc_id is not None:
+            self._late.add(prompt.rpc_id)  # its acceptance, when it comes, is no longer awaited
+        await self._prompt_done(prompt, translate.stop_reason(update))
+
+    async def _tool_content(self, update: dict[str, Any]) -> None:
+        """v2's ``tool_call_content_chunk``: one content item appended to the tool."""
+        await self._end_message()
+        tool = self._tools.append_content(update)
+        if tool is None:
+            await self._report("a tool update without a toolCallId", DiagnosticCode.BAD_FRAME, DiagnosticLevel.WARNING)
+            return
+        await self._content(ToolUpdated(tool))
 
     def _next_text(self, params: Any) -> TextDelta | None:
         """The fast path for the flood: the next non-empty ``agent_message_chunk`` text of the
@@ -475,6 +508,8 @@ class AcpDriver(seam.Driver):
         await self._end_message()
         choices, option_ids = translate.permission_options(params.get("options"))
         tool_call = j.obj(params.get("toolCall"))
+        if self._v2 and not tool_call:
+            tool_call = translate.permission_subject_v2(params)
         choice = translate.permission_question(params.get("options"), tool_call)
         tool = self._tools.upsert(tool_call)
         if choice is not None and tool is not None:  # a question asked as a permission: every option is a choice
@@ -684,6 +719,9 @@ class AcpDriver(seam.Driver):
     async def _prompt_answered(self, prompt: _Prompt, response: Response) -> None:
         if response.error is not None:
             await self._prompt_failed(prompt, response.error)
+            return
+        if self._v2:  # v2: the answer only accepts the prompt; an idle state_update ends it
+            prompt.accepted = True
             return
         stop = translate.stop_reason(response.result)
         if (
@@ -920,6 +958,8 @@ _UPDATE_HANDLERS: dict[str, _Handler] = {
     "tool_call": AcpDriver._tool,
     "tool_call_update": AcpDriver._tool,
     "plan": AcpDriver._plan,
+    "state_update": AcpDriver._state_update,
+    "tool_call_content_chunk": AcpDriver._tool_content,
     "usage_update": AcpDriver._usage,
     **{kind: AcpDriver._info for kind in INFO_UPDATES},
 }

@@ -74,7 +74,12 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
-"""The ACP version this client speaks (and offers in ``initialize``)."""
+"""The ACP version this client offers first in ``initialize``; an agent that refuses it with
+-32022 listing version 2 is initialized again with version 2 (``V2``), and spoken to in v2."""
+
+V2 = 2
+SPOKEN = (PROTOCOL_VERSION, V2)
+"""Every ACP version this client speaks."""
 
 
 class AcpCode(enum.IntEnum):
@@ -139,6 +144,108 @@ def capabilities(init: Mapping[str, Any]) -> Capabilities:
     mcp = j.obj(agent.get("mcpCapabilities"))
     transports = ["stdio"] + [name for name in ("http", "sse") if j.flag(mcp.get(name))]
     return Capabilities.of(*caps, mcp_transports=transports)
+
+
+def listed_versions(data: Any) -> tuple[int, ...]:
+    """The protocol versions a -32022 error's ``data`` lists: a bare number or list, or an object
+    whose values hold them (``supportedVersions``, ``supported``, ``protocolVersion``...)."""
+    found: list[int] = []
+
+    def walk(value: Any, depth: int) -> None:
+        if isinstance(value, bool) or depth > 3:
+            return
+        if isinstance(value, int):
+            found.append(value)
+        elif isinstance(value, list):
+            for item in value[:32]:
+                walk(item, depth + 1)
+        elif isinstance(value, dict):
+            for key, item in list(value.items())[:32]:
+                if "version" in str(key).lower() or "supported" in str(key).lower():
+                    walk(item, depth + 1)
+
+    walk(data, 0)
+    return tuple(sorted(set(found)))
+
+
+def _marker(value: Any) -> bool:
+    """A v2 support marker: an object means supported (omitted or null: not)."""
+    return isinstance(value, dict)
+
+
+def init_from_v2(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A v2 ``initialize`` result in the v1 shape the rest of the adapter reads: ``info`` ->
+    ``agentInfo``; ``capabilities.session.prompt`` / ``.mcp`` (object markers) ->
+    ``promptCapabilities`` / ``mcpCapabilities`` (booleans); ``capabilities.session`` present ->
+    ``sessionCapabilities`` list/resume/close (v2's baseline); ``authMethods[].methodId`` -> ``id``.
+    ``loadSession`` never (v2 loads through ``session/resume`` with ``replayFrom``)."""
+    caps = j.obj(result.get("capabilities"))
+    session = caps.get("session")
+    agent: dict[str, Any] = {}
+    if isinstance(session, dict):
+        prompt = j.obj(session.get("prompt"))
+        mcp = j.obj(session.get("mcp"))
+        agent["promptCapabilities"] = {k: _marker(prompt.get(k)) for k in ("image", "audio", "embeddedContext")}
+        agent["mcpCapabilities"] = {"http": _marker(mcp.get("http"))}
+        agent["sessionCapabilities"] = {"list": {}, "resume": {}, "close": {}}
+    if isinstance(caps.get("_meta"), dict):
+        agent["_meta"] = caps["_meta"]
+    methods = [
+        {**j.obj(m), "id": j.obj(m).get("methodId", j.obj(m).get("id"))} for m in j.arr(result.get("authMethods"))
+    ]
+    return {
+        "protocolVersion": V2,
+        "agentCapabilities": agent,
+        "agentInfo": j.obj(result.get("info")),
+        "authMethods": methods,
+    }
+
+
+def _content_list(content: Any) -> list[Any]:
+    return [c for c in j.arr(content) if isinstance(c, dict)]
+
+
+def update_from_v2(update: dict[str, Any]) -> dict[str, Any]:
+    """A v2 ``session/update`` in the v1 shape the driver handles: ``plan_update`` -> ``plan``
+    (its ``items`` entries); whole-message upserts (``agent_message``, ``agent_thought``,
+    ``user_message``) -> the matching chunk with their text (live traffic streams chunks; a whole
+    message is shown as its text); ``tool_call_update`` stays (v2's only tool upsert). Anything
+    else is returned as it is. ``state_update`` is the driver's (it ends the turn)."""
+    kind = update.get("sessionUpdate")
+    if kind == "plan_update":
+        plan = j.obj(update.get("plan"))
+        return {"sessionUpdate": "plan", "entries": plan.get("entries") if plan.get("type") == "items" else []}
+    if kind in ("agent_message", "agent_thought", "user_message"):
+        text = "".join(
+            j.text(c.get("text"), "") for c in _content_list(update.get("content")) if c.get("type") == "text"
+        )
+        chunk = {"sessionUpdate": f"{kind}_chunk", "content": {"type": "text", "text": text}}
+        if update.get("messageId") is not None:
+            chunk["messageId"] = update["messageId"]
+        return chunk
+    return update
+
+
+def permission_subject_v2(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The tool a v2 ``session/request_permission`` is about: ``subject.toolCall`` (a tool-call
+    subject), or a tool made from a ``command`` subject (its ``toolCallId``, else one named by the
+    request); the request's ``title`` titles a tool that has none."""
+    subject = j.obj(params.get("subject"))
+    title = j.text(params.get("title"))
+    if subject.get("type") == "tool_call":
+        tool = dict(j.obj(subject.get("toolCall")))
+    elif subject.get("type") == "command":
+        command = j.text(subject.get("command"), "")
+        tool = {
+            "toolCallId": j.text(subject.get("toolCallId")) or f"permission-{abs(hash((command, title))) % 10**8}",
+            "kind": "execute",
+            "rawInput": {"command": command, "cwd": subject.get("cwd")},
+        }
+    else:
+        tool = {"toolCallId": f"permission-{abs(hash(title)) % 10**8}"}
+    if title and not tool.get("title"):
+        tool["title"] = title
+    return tool
 
 
 def login_methods(init: Mapping[str, Any], executable: Path) -> tuple[LoginMethod, ...]:
@@ -227,7 +334,7 @@ def config_from_configoptions(options: Any) -> list[ConfigOption]:
     result: list[ConfigOption] = []
     for raw in j.arr(options):
         option = j.obj(raw)
-        option_id = j.text(option.get("id"))
+        option_id = j.text(option.get("id") or option.get("configId"))  # v2 renamed id to configId
         if not option_id:
             continue
         name = j.text(option.get("name")) or option_id
@@ -551,6 +658,17 @@ class ToolBook:
                 entry.raw[key] = value
         entry.update = self._snapshot(entry, fields)
         return entry.update
+
+    def append_content(self, fields: Mapping[str, Any]) -> ToolUpdate | None:
+        """v2's ``tool_call_content_chunk``: one ``content`` item appended to what the tool holds
+        (a later ``content`` in an upsert replaces the whole list); None without an id."""
+        tool_id = j.text(fields.get("toolCallId"))
+        if not tool_id:
+            return None
+        entry = self._tools.get(tool_id)
+        held = j.arr(entry.raw.get("content")) if entry is not None else []
+        item = fields.get("content")
+        return self.upsert({"toolCallId": tool_id, "content": [*held, item] if isinstance(item, dict) else held})
 
     def get(self, tool_id: str) -> ToolUpdate | None:
         """The current snapshot of ``tool_id``."""

@@ -1,0 +1,163 @@
+"""A raw JSON-lines ACP agent (stdlib only) that speaks the protocol versions it is told to.
+
+``versions_agent.py VERSIONS`` — VERSIONS is a comma list (``1``, ``2``, ``1,2``, ``3``). An
+``initialize`` asking a version it speaks is answered with that version; any other is refused
+with -32022 listing the versions it speaks in ``data.supportedVersions``, and the connection
+stays uninitialized, so the client may send ``initialize`` again (what an agent built on the
+ACP SDK for v2 only does). In v2 it speaks v2's shapes: role-agnostic ``info``/``capabilities``,
+a ``session/prompt`` answered ``{}`` at once with the turn ending in an idle ``state_update``,
+``tool_call_update`` as the only tool upsert, ``tool_call_content_chunk``, ``plan_update``, and
+permission requests with a ``title`` and a ``subject``. ``VERSIONS_LOG`` names a file where each
+method the client sent is appended (``initialize <version>`` for an initialize).
+
+Prompts (first word): ``perm`` asks a permission first; ``wait`` streams one chunk and waits for
+``session/cancel``; anything else answers "Hello v<version>" with a tool and a plan.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+SPEAKS = [int(v) for v in (sys.argv[1] if len(sys.argv) > 1 else "1").split(",")]
+SESSION = "ver-1"
+state: dict[str, Any] = {"version": None, "next": 500, "waiting": None}
+
+
+def send(frame: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(frame) + "\n")
+    sys.stdout.flush()
+
+
+def log(entry: str) -> None:
+    path = os.environ.get("VERSIONS_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(entry + "\n")
+
+
+def update(body: dict[str, Any]) -> None:
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SESSION, "update": body}})
+
+
+def chunk(text: str, message_id: str) -> None:
+    body: dict[str, Any] = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    if state["version"] == 2:
+        body["messageId"] = message_id
+    update(body)
+
+
+def initialize(rid: Any, params: dict[str, Any]) -> None:
+    asked = params.get("protocolVersion")
+    log(f"initialize {asked}")
+    if asked not in SPEAKS:
+        error = {"code": -32022, "message": "Unsupported protocol version", "data": {"supportedVersions": SPEAKS}}
+        send({"jsonrpc": "2.0", "id": rid, "error": error})
+        return
+    state["version"] = asked
+    if asked == 2:
+        assert "info" in params and "capabilities" in params, params  # v2's role-agnostic fields
+        assert "clientCapabilities" not in params, params
+        result: dict[str, Any] = {
+            "protocolVersion": 2,
+            "info": {"name": "versions-agent", "title": "Versions", "version": "2.0.0"},
+            "capabilities": {"session": {"prompt": {"image": {}}, "mcp": {"stdio": {}, "http": {}}}},
+            "authMethods": [],
+        }
+    else:
+        result = {
+            "protocolVersion": 1,
+            "agentInfo": {"name": "versions-agent", "version": "1.0.0"},
+            "agentCapabilities": {"loadSession": False, "promptCapabilities": {"image": False}},
+            "authMethods": [],
+        }
+    send({"jsonrpc": "2.0", "id": rid, "result": result})
+
+
+def turn_v1(rid: Any, text: str) -> None:
+    chunk("Hello v1", "m1")
+    update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read a", "kind": "read", "status": "pending"})
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
+    update({"sessionUpdate": "plan", "entries": [{"content": "step", "priority": "high", "status": "pending"}]})
+    send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+
+
+def turn_v2(rid: Any, text: str, prompt: list[Any]) -> None:
+    send({"jsonrpc": "2.0", "id": rid, "result": {}})  # acceptance only
+    update({"sessionUpdate": "user_message", "messageId": "u1", "content": prompt})
+    update({"sessionUpdate": "state_update", "state": "running"})
+    if text.startswith("perm"):
+        state["next"] += 1
+        params = {
+            "sessionId": SESSION,
+            "title": "Run ls?",
+            "subject": {"type": "command", "command": "ls", "cwd": "/", "toolCallId": "t9"},
+            "options": [
+                {"optionId": "yes", "name": "Allow once", "kind": "allow_once"},
+                {"optionId": "no", "name": "Deny", "kind": "reject_once"},
+            ],
+        }
+        send({"jsonrpc": "2.0", "id": state["next"], "method": "session/request_permission", "params": params})
+        update({"sessionUpdate": "state_update", "state": "requires_action"})
+        return
+    if text.startswith("wait"):
+        chunk("working", "a1")
+        state["waiting"] = True
+        return
+    finish_v2()
+
+
+def finish_v2(outcome: str | None = None) -> None:
+    said = "Hello v2" if outcome is None else f"permission {outcome}"
+    chunk(said[:5], "a1")
+    chunk(said[5:], "a1")
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": "Read a", "kind": "read"})
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress"})
+    content = {"type": "content", "content": {"type": "text", "text": "line one"}}
+    update({"sessionUpdate": "tool_call_content_chunk", "toolCallId": "t1", "content": content})
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
+    entries = [{"content": "step", "priority": "high", "status": "pending"}]
+    update({"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p1", "entries": entries}})
+    update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+
+
+def main() -> None:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        frame = json.loads(line)
+        method = frame.get("method")
+        rid = frame.get("id")
+        params = frame.get("params") or {}
+        if method is None:  # an answer to our permission request
+            log(f"reply {json.dumps(frame.get('result'))}")
+            outcome = (frame.get("result") or {}).get("outcome", {})
+            finish_v2(outcome.get("optionId") or outcome.get("outcome"))
+            continue
+        if method != "initialize":
+            log(method)
+        if method == "initialize":
+            initialize(rid, params)
+        elif state["version"] is None:
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": "not initialized"}})
+        elif method == "session/new":
+            if state["version"] == 2:
+                for server in params.get("mcpServers") or []:
+                    assert "type" in server, server  # v2: every MCP server config is typed
+            send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": SESSION}})
+        elif method == "session/prompt":
+            prompt = params.get("prompt") or []
+            text = " ".join(b.get("text", "") for b in prompt if b.get("type") == "text")
+            (turn_v2 if state["version"] == 2 else turn_v1)(rid, text, *([prompt] if state["version"] == 2 else []))
+        elif method == "session/cancel":
+            if state["waiting"]:
+                state["waiting"] = None
+                update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"})
+        elif rid is not None:
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"no {method}"}})
+
+
+if __name__ == "__main__":
+    main()
