@@ -65,6 +65,8 @@ def replay_shim(
     return _executable(
         directory / name,
         "#!/bin/sh\n"
+        # `agy models` (a side command at open, not in the recordings) is no launch of the recording
+        f'if [ "$1" = models ]; then printf {shlex.quote(_MODELS)}; exit 0; fi\n'
         f"n=$(cat {shlex.quote(str(counter))} 2>/dev/null || echo 0)\n"
         "n=$((n + 1))\n"
         f"echo $n > {shlex.quote(str(counter))}\n"
@@ -74,6 +76,9 @@ def replay_shim(
         f'exec {shlex.join(base)} --process "$n" $extra {shlex.quote(str(recording))} -- "$@"\n',
     )
 
+
+_MODELS = "Available models:\\n  Gemini 3.8 Flash (Low)\\n  Gemini 3.1 Pro (High)\\n"
+"""What the replay shim prints for ``agy models`` (names from 09-config's "Available models:")."""
 
 _LOG_ARGV = "import json, sys; open(sys.argv[1], 'a').write(json.dumps(sys.argv[2:]) + chr(10))"
 

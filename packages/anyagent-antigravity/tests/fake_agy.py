@@ -16,6 +16,10 @@ and one ``result``. Prompts:
 - anything else: one ``agent_response`` echoing the prompt, the conversation id and the earlier
   prompts of the conversation.
 
+``agy models`` (not logged as a launch) prints the script's ``models`` lines (default: a header
+and three models, as agy's "Available models:" list shows them, recorded: 09-config); the script
+key ``models_fail`` makes it print an error and exit 1, ``models_hang`` makes it sleep a minute.
+
 Script keys: ``logged_out`` (stderr and a ``result`` error before ``init``, as 10-logged-out),
 ``stderr_logged_out`` (only the stderr line, then exit 1), ``hang_on_resume`` (a ``--conversation``
 launch that never prints ``init``).
@@ -73,10 +77,31 @@ class Conversation:
         return index
 
 
+DEFAULT_MODELS = [
+    "Available models:",
+    "  Gemini 3.8 Flash (High)",
+    "  Gemini 3.1 Pro (Low)",
+    "  Claude Opus 4.6 (Thinking)",
+]
+
+
+def models(script: dict[str, Any]) -> int:
+    if script.get("models_hang"):
+        time.sleep(60)
+    if script.get("models_fail"):
+        sys.stderr.write("Error: could not fetch the model list\n")
+        return 1
+    lines = script.get("models", DEFAULT_MODELS)
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    return 0
+
+
 def main() -> int:
     state = json.loads(Path(sys.argv[1]).read_text())
     script, directory = state["script"], Path(state["dir"])
     flags = sys.argv[2:]
+    if flags[:1] == ["models"]:
+        return models(script)
     with (directory / "argv.jsonl").open("a") as log:
         log.write(json.dumps(flags) + "\n")
     with (directory / "pids").open("a") as log:

@@ -9,6 +9,7 @@ import re
 import stat
 from pathlib import Path
 
+import anyio
 import pytest
 from agy_support import WAIT, fake_agy, launched, runtime
 
@@ -236,3 +237,60 @@ async def test_attachments_go_into_the_prompt_text_as_paths(tmp_path: Path) -> N
             turn = await reader.turn()
     assert f"summarize this\n\nAttached files:\n- {document}" in text_of(turn)
     assert not [d for d in kinds(turn, Diagnostic) if d.diagnostic.code == DiagnosticCode.ATTACHMENT]
+
+
+def _model_option(session: object) -> object:
+    info = session.info()  # type: ignore[attr-defined]
+    return next(o for o in info.details.config_options if o.id == "model")
+
+
+async def test_the_model_option_lists_what_agy_models_prints(tmp_path: Path) -> None:
+    """Issue 28 item 6 (before: only the configured model was listed)."""
+    lines = ["Available models:", "  Gemini 3.8 Flash (High)", "  gemini-3.1-pro-low   Gemini 3.1 Pro (Low)", ""]
+    agy = fake_agy(tmp_path / "agy", {"models": lines})
+    async with runtime() as rt:
+        options = SessionOptions.in_dir(tmp_path).configure("model", "gemini-3.8-flash-low")
+        session, events = await rt.open(AgentInstallation.at("antigravity", agy), options)
+        async with session:
+            option = _model_option(session)
+            values = [c.value for c in option.kind.choices]  # type: ignore[attr-defined]
+            labels = [c.label for c in option.kind.choices]  # type: ignore[attr-defined]
+            assert values == ["Gemini 3.8 Flash (High)", "gemini-3.1-pro-low", "gemini-3.8-flash-low"]
+            assert labels[1] == "Gemini 3.1 Pro (Low)"
+            assert option.current == "gemini-3.8-flash-low"  # type: ignore[attr-defined]
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt("SLOW")  # a cancel relaunches agy: the list is kept, not read again
+            await reader.kind(ToolUpdated)
+            await session.cancel()
+            await reader.turn()
+            assert [c.value for c in _model_option(session).kind.choices] == values  # type: ignore[attr-defined]
+    assert all(argv[:1] != ["models"] for argv in launched(tmp_path / "agy"))
+
+
+@pytest.mark.parametrize("script", [{"models_fail": True}, {"models": []}])
+async def test_a_failing_agy_models_falls_back_to_the_configured_model_with_a_diagnostic(
+    tmp_path: Path, script: dict[str, object]
+) -> None:
+    agy = fake_agy(tmp_path / "agy", script)
+    async with runtime() as rt:
+        options = SessionOptions.in_dir(tmp_path).configure("model", "gemini-3.8-flash-low")
+        session, events = await rt.open(AgentInstallation.at("antigravity", agy), options)
+        async with session:
+            option = _model_option(session)
+            assert [c.value for c in option.kind.choices] == ["gemini-3.8-flash-low"]  # type: ignore[attr-defined]
+            reader = EventReader(events, timeout=WAIT)
+            diagnostic = (await reader.kind(Diagnostic)).diagnostic
+            assert diagnostic.code == DiagnosticCode.AGENT_WARNING and "agy models" in diagnostic.message
+            await session.prompt("hello")
+            assert kinds(await reader.turn(), TextDelta)
+
+
+async def test_a_hanging_agy_models_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("anyagent_antigravity.adapter.MODELS_WAIT", 0.5)
+    agy = fake_agy(tmp_path / "agy", {"models_hang": True})
+    async with runtime() as rt:
+        with anyio.fail_after(WAIT):
+            session, events = await rt.open(AgentInstallation.at("antigravity", agy), SessionOptions.in_dir(tmp_path))
+        async with session:
+            diagnostic = (await EventReader(events, timeout=WAIT).kind(Diagnostic)).diagnostic
+            assert "timed out" in diagnostic.message

@@ -39,6 +39,8 @@ from anyagent import (
     ConfigChoice,
     ConfigOption,
     ConfigValue,
+    DiagnosticCode,
+    DiagnosticLevel,
     Failed,
     InvalidConfiguration,
     LoginMethod,
@@ -52,13 +54,22 @@ from anyagent import (
     toolkit,
 )
 from anyagent import jsonread as j
-from anyagent.process import AgentProcess
+from anyagent.process import AgentProcess, run_command
 from anyagent.wire import BadLine, Frame, JsonLines
 
 from .profile import AUTH_ERROR_HINTS, BASE_ARGS, LOGIN, PROFILE, SKIP_PERMISSIONS
 from .translate import Translator, result_error
 
-__all__ = ["CANCEL_GRACE", "CAPABILITIES", "MODES", "AgyAdapter", "AgyDriver", "agy_args"]
+__all__ = [
+    "CANCEL_GRACE",
+    "CAPABILITIES",
+    "MODELS_WAIT",
+    "MODES",
+    "AgyAdapter",
+    "AgyDriver",
+    "agy_args",
+    "parse_models",
+]
 
 CAPABILITIES = Capabilities.of(Capability.RESUME, Capability.CONTEXT_USAGE)
 """What the headless wire reports: no permissions, questions or steering (it cannot prompt)."""
@@ -69,6 +80,11 @@ MODES: tuple[str, ...] = tuple(str(mode) for mode in j.arr(PROFILE.quirks.get("m
 CANCEL_GRACE = 0.2
 """Seconds between stdin EOF, SIGTERM and SIGKILL when a cancel kills agy."""
 
+MODELS_WAIT = 10.0
+"""Seconds ``agy models`` may take at open (it is killed after; the option then lists only the
+configured model, with a warning diagnostic)."""
+
+_MODELS_OUTPUT = 256 * 1024
 _REOPEN = "reopen the session with SessionOptions.resume(token) and the new value to change it"
 _STOPPED = "agy stopped reading its input"
 
@@ -157,6 +173,51 @@ def _prompt_text(content: str, attachments: Sequence[Path]) -> str:
     return f"{content}\n\nAttached files:\n{listing}" if content else f"Attached files:\n{listing}"
 
 
+def parse_models(text: str) -> tuple[ConfigChoice, ...]:
+    """The models ``agy models`` prints, one a line: header lines (ending in ``:``) and blank
+    lines are skipped, a leading ``-``/``*`` bullet is dropped. A line ``ID  Name`` (an id without
+    spaces, then two or more spaces) is the choice ``ID`` named ``Name``; any other line is a
+    choice whose value is the whole line (what agy's own "Available models:" list shows,
+    recorded: 09-config). Unverified: no recording of ``agy models`` itself."""
+    choices: list[ConfigChoice] = []
+    seen: set[str] = set()
+    for raw in text.splitlines()[:500]:
+        line = raw.strip()
+        if line[:2] in ("- ", "* "):
+            line = line[2:].strip()
+        if not line or line.endswith(":"):
+            continue
+        head, sep, rest = line.partition("  ")
+        if sep and head and " " not in head and rest.strip():
+            value, name = head, rest.strip()
+        else:
+            value, name = line, line
+        if value not in seen:
+            seen.add(value)
+            choices.append(ConfigChoice(value, name))
+    return tuple(choices)
+
+
+async def _models(launch: toolkit.Launch) -> tuple[tuple[ConfigChoice, ...], str | None]:
+    """``agy models`` run once per open (bounded by ``MODELS_WAIT``, stdout by 256 KiB): its
+    choices, or none and why it failed (the caller falls back to the configured model)."""
+    argv = [launch.argv[0], "models"]
+    try:
+        result = await run_command(
+            argv, cwd=launch.request.options.cwd, env=launch.env, timeout=MODELS_WAIT, max_output=_MODELS_OUTPUT
+        )
+    except AgentError as exc:
+        return (), f"`agy models` could not run: {exc}"
+    if not result.ok:
+        tail = (result.stderr or result.stdout).strip().splitlines()
+        detail = f"timed out after {MODELS_WAIT:g} s" if result.timed_out else (tail[-1] if tail else result.status)
+        return (), f"`agy models` failed ({detail})"
+    choices = parse_models(result.stdout)
+    if not choices:
+        return (), "`agy models` printed no models"
+    return choices, None
+
+
 class AgyAdapter(seam.Adapter):
     """Antigravity's ``agy`` over its headless stream-json wire (wire ``"agy"``)."""
 
@@ -167,15 +228,21 @@ class AgyAdapter(seam.Adapter):
         if request.options.fork_token is not None:
             raise UnsupportedFeature("agy's headless wire cannot fork a conversation")
         async with toolkit.launching(request, default_args=BASE_ARGS) as launch:
+            models, problem = await _models(launch)
             started = await _start(launch, request.options.resume_token)
-            return AgyDriver(launch, started)
+            return AgyDriver(launch, started, models, problem)
 
 
-def _config_options(configuration: Mapping[str, ConfigValue]) -> tuple[ConfigOption, ...]:
-    """``model`` and ``mode``: creation-time (``live=False``). agy checks the model itself at launch
-    (recorded: 09-config); its list comes from ``agy models``, which this adapter does not run."""
+def _config_options(
+    configuration: Mapping[str, ConfigValue], listed: tuple[ConfigChoice, ...] = ()
+) -> tuple[ConfigOption, ...]:
+    """``model`` and ``mode``: creation-time (``live=False``). ``model`` lists what ``agy models``
+    printed at open (``listed``), with the configured model added when agy did not list it; agy
+    checks the model itself at launch (recorded: 09-config)."""
     model = configuration.get("model")
-    models = (ConfigChoice(model),) if isinstance(model, str) else ()
+    models = listed
+    if isinstance(model, str) and all(choice.value != model for choice in listed):
+        models = (*listed, ConfigChoice(model))
     modes = tuple(ConfigChoice(mode) for mode in MODES)
     return (
         ConfigOption("model", "Model", SelectKind(models), model, live=False, category="model"),
@@ -189,8 +256,16 @@ class AgyDriver(seam.Driver):
     relaunch_timeout: float = seam.HANDSHAKE_TIMEOUT
     """Seconds the relaunch after a cancel may take to print ``init`` (the open's own bound)."""
 
-    def __init__(self, launch: toolkit.Launch, started: _Started) -> None:
+    def __init__(
+        self,
+        launch: toolkit.Launch,
+        started: _Started,
+        models: tuple[ConfigChoice, ...] = (),
+        models_problem: str | None = None,
+    ) -> None:
         self._launch = launch
+        self._models = models  # ``agy models`` at open: kept for the session (relaunches reuse it)
+        self._models_problem = models_problem
         self._started = started
         self._translator = Translator(started.conversation_id)
         self._token = started.conversation_id or launch.request.options.resume_token
@@ -208,7 +283,7 @@ class AgyDriver(seam.Driver):
         details = AgentDetails(
             auth=Authenticated(AuthKind.SUBSCRIPTION),  # it started: the personal Google login works
             capabilities=CAPABILITIES,
-            config_options=_config_options(self._configuration),
+            config_options=_config_options(self._configuration, self._models),
         )
         return seam.DriverInfo(details=details, configuration=dict(self._configuration), resume_token=self._token)
 
@@ -222,7 +297,11 @@ class AgyDriver(seam.Driver):
         return self._token
 
     async def run(self, link: seam.DriverLink) -> None:
-        """Read frames and commands until ``Close`` or agy dies (``toolkit.DriverLoop``)."""
+        """Read frames and commands until ``Close`` or agy dies (``toolkit.DriverLoop``); first a
+        warning when ``agy models`` failed at open (the model option lists the configured one)."""
+        if self._models_problem is not None:
+            message = f"{self._models_problem}; the model option lists only the configured model"
+            await link.diagnostic(message, DiagnosticLevel.WARNING, DiagnosticCode.AGENT_WARNING, None)
         await self.loop.run(link)
 
     async def aclose(self) -> None:
