@@ -6,7 +6,9 @@
      through the real claude adapter and the engine (the fastest a real agent's wire can go);
    - ``in-process mock``: the scripted mock floods them with no wire at all (the worst case for the
      recorder: the engine spends ~7 µs an event, the tee's encode + insert a few µs more).
-   Printed: events/s bare and recorded (median of ``--runs``) and recorded/bare.
+   Printed: events/s bare and recorded (median of ``--runs``) and recorded/bare; and the event loop
+   thread's CPU time an event (``time.thread_time``), bare against recorded: the reader's own cost,
+   which a loaded machine inflates far less than wall time (the writer thread's encoding is not in it).
 2. SQLite driver: stdlib ``sqlite3`` in a worker thread (``anyio.to_thread``, what the store uses) against
    ``aiosqlite`` (asyncio only; skipped when not installed), timed the same way: append 100 000 event
    rows in batches of 256, then 1 000 newest-50 thread-list queries.
@@ -43,8 +45,9 @@ from anyagent_store import Store, Thread, ThreadStatus
 from anyagent_store._codec import encode_batch
 
 
-async def _read(runtime: Runtime, agent: AgentInstallation, store: Store | None) -> float:
-    start = time.perf_counter()
+async def _read(runtime: Runtime, agent: AgentInstallation, store: Store | None) -> tuple[float, float]:
+    """(events/s from open to turn end, the event loop thread's CPU µs an event)."""
+    start, cpu = time.perf_counter(), time.thread_time()
     session, events = await runtime.open(agent, SessionOptions.in_dir(tempfile.gettempdir()))
     count = 0
     async with session:
@@ -61,8 +64,8 @@ async def _read(runtime: Runtime, agent: AgentInstallation, store: Store | None)
                     count += 1
                     if isinstance(event.kind, TurnEnded):
                         break
-        elapsed = time.perf_counter() - start
-    return count / elapsed
+        elapsed, used = time.perf_counter() - start, time.thread_time() - cpu
+    return count / elapsed, used / count * 1e6
 
 
 async def overhead(n: int, runs: int, workdir: Path) -> None:
@@ -76,17 +79,25 @@ async def overhead(n: int, runs: int, workdir: Path) -> None:
             ("in-process mock", lambda: Runtime.with_mock(mock_script), "mock"),
         ):
             rates: dict[str, list[float]] = {"bare": [], "recorded": []}
+            cpus: dict[str, list[float]] = {"bare": [], "recorded": []}
             async with make_runtime() as runtime:
                 agent = claude if agent_id == "claude" else (await runtime.discover()).require("mock")
                 await _read(runtime, agent, None)  # warm-up
                 for round_ in range(runs):
                     order = ("bare", "recorded") if round_ % 2 == 0 else ("recorded", "bare")
                     for name in order:
-                        rates[name].append(await _read(runtime, agent, store if name == "recorded" else None))
+                        rate, cpu = await _read(runtime, agent, store if name == "recorded" else None)
+                        rates[name].append(rate)
+                        cpus[name].append(cpu)
             bare, recorded = statistics.median(rates["bare"]), statistics.median(rates["recorded"])
+            cpu_bare, cpu_recorded = statistics.median(cpus["bare"]), statistics.median(cpus["recorded"])
             print(
                 f"   {label:16} bare {bare:>10,.0f}/s   recorded {recorded:>10,.0f}/s"
                 f"   recorded/bare {recorded / bare:.2f}"
+            )
+            print(
+                f"   {'':16} loop-thread CPU an event: bare {cpu_bare:.2f} µs   recorded {cpu_recorded:.2f} µs"
+                f"   bare/recorded {cpu_bare / cpu_recorded:.2f} (less load-dependent)"
             )
 
 

@@ -578,6 +578,7 @@ def _row(thread: Thread) -> dict[str, Any]:
     }
 
 
+_TRACKED = frozenset((TurnEnded, RequestOpened, TurnStarted, StatusChanged, ContextUsage, SessionUpdated))
 _STATUS_OF = {"idle": ThreadStatus.IDLE, "working": ThreadStatus.WORKING, "needs_input": ThreadStatus.NEEDS_INPUT}
 
 
@@ -768,17 +769,21 @@ class Recording:
                     identity = _identity(event)
                     if identity is not None and identity in self._seen:
                         continue  # the agent replayed history the store already showed
-            self._add(event)
-            if len(self._pending) >= self.batch_size:
-                self._wake.set()  # never wait for the writer here: the engine drops a consumer that lags
+            # _add inlined: the reader's path per event (a delta) is one append and two checks
+            if not self._closed and self.failure is None:
+                pending = self._pending
+                pending.append(event)
+                if type(event.kind) in _TRACKED:
+                    self._track(event)
+                if len(pending) >= self.batch_size:
+                    self._wake.set()  # never wait for the writer here: the engine drops a consumer that lags
             return event
 
     def _add(self, event: Event) -> None:
         if self._closed or self.failure is not None:
             return
         self._pending.append(event)
-        kind = event.kind
-        if isinstance(kind, (TurnEnded, RequestOpened, TurnStarted, StatusChanged, ContextUsage, SessionUpdated)):
+        if type(event.kind) in _TRACKED:
             self._track(event)
 
     def _track(self, event: Event) -> None:
@@ -837,8 +842,8 @@ class Recording:
             if token and token != self._thread.resume_token and "resume_token" not in fields:
                 fields["resume_token"] = token
             try:
-                lines, text = encode_batch(batch)  # on the loop, a few µs an event: the worker thread only writes
-                await self.store._call(self.store._backend.append, self._thread.id, start, lines, text, fields)
+                # encoded in the worker thread, off the reader's path (events are frozen values)
+                await self.store._call(_encode_and_append, self.store._backend, self._thread.id, start, batch, fields)
             except StoreError as exc:
                 self.failure = exc
                 self._pending = []
@@ -849,6 +854,13 @@ class Recording:
                 raise
             self._next_position = start + len(batch)
             self._thread = _evolve(self._thread, fields)
+
+
+def _encode_and_append(
+    backend: Backend, thread_id: str, first: int, batch: Sequence[Event], fields: dict[str, Any]
+) -> None:
+    lines, text = encode_batch(batch)
+    backend.append(thread_id, first, lines, text, fields)
 
 
 def _evolve(thread: Thread, fields: dict[str, Any]) -> Thread:
