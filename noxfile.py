@@ -1,5 +1,6 @@
 """Contributor commands: ``nox -s tests``, ``nox -s lint``, ``nox -s demo``, ``nox -s bench``, ``nox -s live``,
-``nox -s fuzz``, ``nox -s install`` (the README's install lines in a fresh environment), ``nox -s docs``."""
+``nox -s fuzz``, ``nox -s browser`` (anyagent ui in chromium), ``nox -s install`` (the README's install lines in a
+fresh environment), ``nox -s docs``."""
 
 from __future__ import annotations
 
@@ -135,6 +136,18 @@ def live(session: nox.Session) -> None:
     session.install(*TEST_DEPS)
     live_dirs = [str(p / "tests") for p in PACKAGES if (p / "tests").exists()]
     session.run("pytest", "-m", "live", "--live", *(session.posargs or live_dirs))
+
+
+BROWSER_DEPS = ["pytest>=8", "playwright>=1.40"]
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """``anyagent ui`` in a real browser: Playwright driving Debian's chromium (``CHROMIUM``, default
+    /usr/bin/chromium; Playwright's own browser download is not used) against the server as a subprocess."""
+    _install_packages(session)
+    session.install(*BROWSER_DEPS)
+    session.run("pytest", "-p", "no:anyio", *(session.posargs or ["packages/anyagent-server/browser_tests"]))
 
 
 DOCS_DEPS = [

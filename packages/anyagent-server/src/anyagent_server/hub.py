@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import sys
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -30,7 +31,9 @@ import anyagent
 from anyagent import (
     AgentError,
     AgentInstallation,
+    Delivery,
     DiscoveryReport,
+    Event,
     Events,
     Input,
     InvalidRequest,
@@ -52,6 +55,7 @@ __all__ = [
     "PROTOCOL",
     "Hub",
     "Peer",
+    "Tee",
     "dumps",
 ]
 
@@ -158,6 +162,22 @@ class Peer:
         return f"<Peer {self.name}>"
 
 
+class Tee(Protocol):
+    """What a host plugs into a ``Hub`` to see every session's events and prompts (``anyagent ui``
+    records them into a store). ``record`` wraps a session's events; the hub reads the iterator it
+    yields instead (in the session's pump task, so the context is entered and left there)."""
+
+    def record(
+        self, session: Session, events: Events, options: SessionOptions
+    ) -> AbstractAsyncContextManager[AsyncIterator[Event]]:
+        """The events the hub forwards, read in place of ``events`` while the context is open."""
+        ...
+
+    def prompted(self, session: Session, text: str, delivery: Delivery) -> None:
+        """A ``prompt`` command was delivered to ``session``."""
+        ...
+
+
 @attrs.define
 class _Entry:
     seq: int
@@ -179,8 +199,11 @@ class _Watcher:
 class HubSession:
     """One open session: its handles, its output buffer and who watches it."""
 
-    def __init__(self, hub: Hub, session: Session, events: Events, controller: Peer) -> None:
+    def __init__(
+        self, hub: Hub, session: Session, events: Events, controller: Peer, options: SessionOptions | None = None
+    ) -> None:
         self.hub = hub
+        self.options = options
         self.id = session.id
         self.session = session
         self.events = events
@@ -251,10 +274,13 @@ class HubSession:
     async def pump(self) -> None:
         """Move the session's events into the buffer; then its error (if any) and ``closed``."""
         error: BaseException | None = None
+        tee = self.hub.tee
         try:
-            async for event in self.events:
-                self.last_seq = event.sequence
-                await self.append(event.sequence, dumps({"event": wire.encode_event(event)}))
+            if tee is None or self.options is None:
+                await self._forward(self.events)
+            else:
+                async with tee.record(self.session, self.events, self.options) as stream:
+                    await self._forward(stream)
         except AgentError as exc:
             error = exc
         except Exception as exc:  # an encoding bug must still end the session properly
@@ -271,6 +297,11 @@ class HubSession:
         await self.append(self.last_seq + 2, dumps({"closed": self.id}), terminal=True)
         self.done.set()
         self._notify()
+
+    async def _forward(self, events: AsyncIterator[Event]) -> None:
+        async for event in events:
+            self.last_seq = event.sequence
+            await self.append(event.sequence, dumps({"event": wire.encode_event(event)}))
 
     # -- watchers
 
@@ -348,7 +379,10 @@ class HubSession:
             value = Input.text(_field(frame, "text", str))
             for i, item in enumerate(_field(frame, "attachments", list, [])):
                 value = value.attach(wire._str(item, f"{path}.attachments[{i}]"))
-            return wire.encode_delivery(await s.prompt(value))
+            delivery = await s.prompt(value)
+            if self.hub.tee is not None:
+                self.hub.tee.prompted(s, value.content, delivery)
+            return wire.encode_delivery(delivery)
         if cmd == "answer":
             request = _field(frame, "request", str)
             answer = wire.decode_answer(frame.get("answer"), "$.answer")
@@ -422,7 +456,7 @@ class Hub:
     """The sessions and the command dispatch; ``async with Hub(runtime) as hub``.
 
     ``runtime`` must already be entered; the hub never closes it (but closes every session it
-    opened when it exits).
+    opened when it exits). ``tee`` sees every session's events and prompts (see ``Tee``).
     """
 
     def __init__(
@@ -432,8 +466,10 @@ class Hub:
         replay: int = DEFAULT_REPLAY,
         replay_bytes: int = DEFAULT_REPLAY_BYTES,
         max_line: int = DEFAULT_MAX_LINE,
+        tee: Tee | None = None,
     ) -> None:
         self.runtime = runtime
+        self.tee = tee
         self.replay = max(1, replay)
         self.replay_bytes = max(1, replay_bytes)
         self.max_line = max_line
@@ -658,7 +694,7 @@ class Hub:
                     self._opens_done = anyio.Event()
             if scope.cancelled_caught:
                 raise SessionClosed("the server shut down while this session was opening; it was closed")
-            hs = HubSession(self, session, events, peer)
+            hs = HubSession(self, session, events, peer, options)
             self.sessions[hs.id] = hs
             self._spawn(hs.pump)
             self._spawn(hs.serve_commands)

@@ -85,6 +85,44 @@ async def _serve(runtime: anyagent.Runtime, args: argparse.Namespace, replay: in
         return 1
 
 
+def _ui_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=0, metavar="N", help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--no-browser", action="store_true", help="print the URL only; do not open a browser")
+    parser.add_argument(
+        "--store", metavar="PATH|URL", help="the thread store (default: $ANYAGENT_STORE or the default SQLite file)"
+    )
+    parser.add_argument(
+        "--mock", dest="ui_mock", metavar="SCRIPT.json", help="offer only the scripted agent 'mock' playing this script"
+    )
+
+
+async def _run_ui(context: anyagent.CommandContext) -> int:
+    from anyagent_store import Store, StoreError
+
+    from . import mockscript
+    from ._ui import serve_ui
+
+    args = context.args
+    store = Store.from_url(args.store)
+    try:
+        await store.open()
+    except StoreError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    try:
+        if args.ui_mock:
+            try:
+                script = mockscript.load(args.ui_mock)
+            except anyagent.AgentError as exc:
+                print(f"error: {exc.message}", file=sys.stderr)
+                return 2
+            async with anyagent.Runtime.with_mock(script) as runtime:
+                return await serve_ui(runtime, store, port=args.port, open_browser=not args.no_browser)
+        return await serve_ui(context.runtime, store, port=args.port, open_browser=not args.no_browser)
+    finally:
+        await store.aclose()
+
+
 @anyagent.hookimpl
 def anyagent_commands(register: anyagent.Register) -> None:
     """Add `anyagent serve` (the API as JSON lines on stdin/stdout, or over a WebSocket) to the command line."""
@@ -98,5 +136,17 @@ def anyagent_commands(register: anyagent.Register) -> None:
             ),
             run=_run,
             arguments=_arguments,
+        )
+    )
+    register.command(
+        anyagent.CliCommand(
+            name="ui",
+            help="a local web app over every agent: thread list, chat, permissions, settings, usage",
+            description=(
+                "Serve the web app on 127.0.0.1 and open the browser on a URL carrying a one-time token"
+                " (then an HttpOnly cookie). Threads are kept in the anyagent-store database. See docs/ui.md."
+            ),
+            run=_run_ui,
+            arguments=_ui_arguments,
         )
     )

@@ -1,0 +1,315 @@
+"""``anyagent ui``: a local web app over every agent, served by the sidecar's WebSocket mode.
+
+One ASGI app on 127.0.0.1 serves the static files (``anyagent_server/static``), a small JSON API
+over the store (the thread list, a thread's events) and, on ``/ws``, the sidecar protocol itself
+(``SidecarApp`` over a ``Hub``), so the page speaks to agents exactly as any sidecar client does.
+Every session the page opens is recorded into the store (``Store.record`` through the hub's ``Tee``).
+
+Security: the URL printed (and opened) carries the token once; ``GET /?token=…`` answers with an
+HttpOnly, SameSite=Strict cookie and a redirect to ``/``. Every later request needs that cookie, a
+``Host`` of the bound loopback address, and, when the browser sends one, an ``Origin`` equal to the
+page's own; anything else is refused with 403 before any data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import mimetypes
+import os
+import secrets
+import socket
+import sys
+from collections.abc import AsyncIterator, Callable
+from http.cookies import SimpleCookie
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs
+
+import anyio
+
+from anyagent import Delivery, Events, Runtime, Session, SessionOptions
+
+from . import wire
+from .hub import Hub
+from .websocket import Receive, Scope, Send, SidecarApp
+
+__all__ = ["COOKIE", "StoreTee", "UiApp", "serve_ui"]
+
+COOKIE = "anyagent_ui"
+"""The session cookie's name (HttpOnly, SameSite=Strict, Path=/)."""
+
+MAX_EVENTS = 20_000
+"""Stored events one ``/api/threads/ID/events`` answer carries at most."""
+
+
+class StoreTee:
+    """Records every hub session into ``store`` (a ``Store`` of anyagent-store, already open)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.recordings: dict[str, Any] = {}
+        self.threads: dict[str, str] = {}  # session id -> thread id
+        self.early: dict[str, list[tuple[str, Delivery]]] = {}  # prompts delivered before the thread existed
+
+    @contextlib.asynccontextmanager
+    async def record(self, session: Session, events: Events, options: SessionOptions) -> AsyncIterator[Any]:
+        """``Store.record`` the session (a new thread in the session's directory)."""
+        async with self.store.record(session, events, cwd=str(options.cwd)) as recording:
+            self.recordings[session.id] = recording
+            self.threads[session.id] = recording.thread.id
+            for text, delivery in self.early.pop(session.id, []):
+                recording.note_prompt(text, delivery)  # before any event: none was read yet
+            try:
+                yield recording
+            finally:
+                self.recordings.pop(session.id, None)
+                self.threads.pop(session.id, None)
+
+    def prompted(self, session: Session, text: str, delivery: Delivery) -> None:
+        """Store the prompt (it titles a new thread)."""
+        recording = self.recordings.get(session.id)
+        if recording is not None:
+            recording.note_prompt(text, delivery)
+        else:  # the pump has not made the thread yet (a prompt right after ``open``)
+            self.early.setdefault(session.id, []).append((text, delivery))
+
+
+def _static(name: str) -> bytes | None:
+    base = resources.files("anyagent_server") / "static"
+    target = base
+    for part in name.split("/"):
+        if part in ("", ".", ".."):
+            return None
+        target = target / part
+    try:
+        return target.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _thread_json(thread: Any, live: dict[str, str]) -> dict[str, Any]:
+    return {
+        "id": thread.id,
+        "agent": thread.agent_id,
+        "title": thread.title,
+        "cwd": thread.cwd,
+        "status": thread.status.value,
+        "updated_at": thread.updated_at.isoformat(),
+        "events": thread.event_count,
+        "used_tokens": thread.used_tokens,
+        "window_tokens": thread.window_tokens,
+        "cost_usd": thread.cost_usd,
+        "resume_token": thread.resume_token,
+        "session": live.get(thread.id),
+    }
+
+
+class UiApp:
+    """The ``anyagent ui`` ASGI app: static files, ``/api/...`` over ``store``, ``/ws`` (the sidecar)."""
+
+    def __init__(self, hub: Hub, store: Any, tee: StoreTee, token: str, hosts: set[str]) -> None:
+        self.hub = hub
+        self.store = store
+        self.tee = tee
+        self.token = token
+        self.hosts = hosts
+        self.sidecar = SidecarApp(hub, token, origins=[f"http://{h}" for h in hosts])
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.sidecar(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        host = headers.get("host", "")
+        origin = headers.get("origin")
+        if host not in self.hosts or (origin is not None and origin.rstrip("/") != f"http://{host}"):
+            await self._refuse(scope, receive, send)
+            return
+        path = scope.get("path", "/")
+        if scope["type"] == "http" and path == "/" and scope.get("method") == "GET":
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+            given = (query.get("token") or [""])[0]
+            if given:
+                if not hmac.compare_digest(given.encode(), self.token.encode()):
+                    await _respond(send, 403, b"wrong token\n")
+                    return
+                cookie = f"{COOKIE}={self.token}; HttpOnly; SameSite=Strict; Path=/"
+                await _respond(send, 303, b"", extra=[(b"location", b"/"), (b"set-cookie", cookie.encode())])
+                return
+        if not self._has_cookie(headers):
+            await self._refuse(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            if path != "/ws":
+                await self._refuse(scope, receive, send)
+                return
+            inner = dict(scope)
+            inner["headers"] = [
+                *[(k, v) for k, v in scope.get("headers", []) if k.lower() != b"authorization"],
+                (b"authorization", f"Bearer {self.token}".encode()),
+            ]
+            await self.sidecar(inner, receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        try:
+            await self._http(path, scope, send)
+        except Exception as exc:  # a typed store error (or a bug) answers 500 with its message
+            await _respond(send, 500, json.dumps({"error": type(exc).__name__, "message": str(exc)}).encode(), "json")
+
+    def _has_cookie(self, headers: dict[str, str]) -> bool:
+        jar: SimpleCookie = SimpleCookie()
+        try:
+            jar.load(headers.get("cookie", ""))
+        except Exception:
+            return False
+        morsel = jar.get(COOKIE)
+        return morsel is not None and hmac.compare_digest(morsel.value.encode(), self.token.encode())
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await receive()
+            await send({"type": "websocket.close", "code": 1008})
+        else:
+            await _respond(send, 403, b"forbidden: open the URL anyagent ui printed\n")
+
+    async def _http(self, path: str, scope: Scope, send: Send) -> None:
+        if path == "/":
+            body = _static("index.html")
+            assert body is not None
+            await _respond(send, 200, body, "text/html; charset=utf-8")
+            return
+        if path.startswith("/static/"):
+            body = _static(path[len("/static/") :])
+            if body is None:
+                await _respond(send, 404, b"not found\n")
+                return
+            kind = mimetypes.guess_type(path)[0] or "application/octet-stream"
+            if path.endswith(".js"):
+                kind = "text/javascript"
+            await _respond(send, 200, body, f"{kind}; charset=utf-8" if kind.startswith("text") else kind)
+            return
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        live = {thread: session for session, thread in self.tee.threads.items()}
+        if path == "/api/threads":
+            text = (query.get("q") or [""])[0] or None
+            page = await self.store.threads(text=text, limit=200)
+            await _json(send, {"threads": [_thread_json(t, live) for t in page.threads]})
+            return
+        if path.startswith("/api/threads/") and path.endswith("/events"):
+            key = path[len("/api/threads/") : -len("/events")]
+            thread = await self.store.thread(key)
+            events = []
+            async for stored in self.store.events(thread):
+                if stored.event is not None:
+                    events.append(wire.encode_event(stored.event))
+                if len(events) >= MAX_EVENTS:
+                    break
+            await _json(send, {"thread": _thread_json(thread, live), "events": events})
+            return
+        await _respond(send, 404, b"not found\n")
+
+
+_CSP = b"default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+
+
+async def _json(send: Send, value: Any) -> None:
+    await _respond(send, 200, json.dumps(value, ensure_ascii=False).encode(), "json")
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, kind: str = "text/plain", extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    if kind == "json":
+        kind = "application/json"
+    headers = [
+        (b"content-type", kind.encode()),
+        (b"cache-control", b"no-store"),
+        (b"x-content-type-options", b"nosniff"),
+        (b"x-frame-options", b"DENY"),
+        (b"referrer-policy", b"no-referrer"),
+        (b"content-security-policy", _CSP),
+        *(extra or []),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def serve_ui(
+    runtime: Runtime,
+    store: Any,
+    *,
+    port: int = 0,
+    open_browser: bool = True,
+    ready: Callable[[dict[str, Any]], None] | None = None,
+    shutdown: anyio.Event | None = None,
+) -> int:
+    """Serve the web app for ``runtime`` with threads in ``store`` (open) on 127.0.0.1:``port`` until
+    ``shutdown`` is set or SIGINT/SIGTERM arrives. Prints ``{"url": URL}`` (the URL with the token)
+    on stdout once listening (``ready`` gets the dict instead), and opens the browser on it."""
+    import sniffio
+    from hypercorn.config import Config
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        print(f"error: cannot listen on 127.0.0.1:{port}: {exc}", file=sys.stderr)
+        return 2
+    sock.listen(128)
+    sock.setblocking(False)
+    bound = sock.getsockname()[1]
+    token = secrets.token_urlsafe(32)
+    hosts = {f"127.0.0.1:{bound}", f"localhost:{bound}"}
+    url = f"http://127.0.0.1:{bound}/?token={token}"
+    info = {"url": url, "store": store.location}
+    config = Config()
+    config.bind = [f"fd://{os.dup(sock.fileno())}"]
+    config.accesslog = None
+    config.errorlog = None
+    config.graceful_timeout = 2.0
+    stop = shutdown or anyio.Event()
+    tee = StoreTee(store)
+    try:
+        async with Hub(runtime, tee=tee) as hub:
+            app = UiApp(hub, store, tee, token, hosts)
+            async with anyio.create_task_group() as tg:
+
+                async def on_signal() -> None:
+                    import signal
+
+                    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                        async for _ in signals:
+                            stop.set()
+                            return
+
+                async def run_server() -> None:
+                    if sniffio.current_async_library() == "trio":
+                        from hypercorn.trio import serve as trio_serve
+
+                        await trio_serve(app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
+                    else:
+                        from hypercorn.asyncio import serve as asyncio_serve
+
+                        await asyncio_serve(app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
+                    tg.cancel_scope.cancel()
+
+                if sys.platform != "win32":
+                    tg.start_soon(on_signal)
+                tg.start_soon(run_server)
+                if ready is not None:
+                    ready(info)
+                else:
+                    sys.stdout.write(json.dumps(info) + "\n")
+                    sys.stdout.flush()
+                if open_browser:
+                    import webbrowser
+
+                    await anyio.to_thread.run_sync(webbrowser.open, url)
+    finally:
+        sock.close()
+    return 0
