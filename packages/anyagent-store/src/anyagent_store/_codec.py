@@ -109,37 +109,50 @@ _FAST: dict[str, Callable[[dict[str, Any]], EventKind | None]] = {
 _EVENT_KEYS = frozenset(("sequence", "occurred_at", "session_id", "kind", "turn_info", "extensions"))
 
 
-def _fast(data: Any) -> Event | None:
-    """The direct path, or None when anything is unusual (then ``serialize`` decides)."""
-    if not isinstance(data, dict) or data.keys() != _EVENT_KEYS or data["extensions"] != {}:
+def _fast(data: Any, turns: dict[tuple[str, str | None], TurnInfo]) -> Event | None:
+    """The direct path, or None when anything is unusual (then ``serialize`` decides). ``turns`` shares one
+    ``TurnInfo`` value between the events of a turn (frozen values: the same as equal ones)."""
+    if type(data) is not dict or len(data) != 6:
         return None
-    kind_data, sequence, session_id, occurred = data["kind"], data["sequence"], data["session_id"], data["occurred_at"]
-    if not isinstance(kind_data, dict) or type(sequence) is not int or not isinstance(session_id, str):
+    try:
+        kind_data, sequence, session_id = data["kind"], data["sequence"], data["session_id"]
+        occurred, turn, extensions = data["occurred_at"], data["turn_info"], data["extensions"]
+    except KeyError:
+        return None
+    if extensions != {} or type(kind_data) is not dict or type(sequence) is not int or type(session_id) is not str:
         return None
     build = _FAST.get(kind_data.get("type"))  # type: ignore[arg-type]
-    if build is None or not isinstance(occurred, str) or not occurred.endswith("+00:00"):
+    if build is None or type(occurred) is not str or not occurred.endswith("+00:00"):
         return None
     kind = build(kind_data)
     if kind is None:
         return None
-    turn = data["turn_info"]
     turn_info: TurnInfo | None = None
     if turn is not None:
-        if not isinstance(turn, dict) or len(turn) != 2 or not isinstance(turn.get("id"), str):
+        if type(turn) is not dict or len(turn) != 2:
             return None
-        parent = turn.get("parent_tool_id")
-        if parent is not None and not isinstance(parent, str):
-            return None
-        turn_info = TurnInfo(turn["id"], parent)
+        key = (turn.get("id"), turn.get("parent_tool_id"))
+        turn_info = turns.get(key)  # type: ignore[arg-type]
+        if turn_info is None:
+            turn_id, parent = key
+            if (
+                type(turn_id) is not str
+                or "parent_tool_id" not in turn
+                or (parent is not None and type(parent) is not str)
+            ):
+                return None
+            turn_info = turns[key] = TurnInfo(turn_id, parent)  # type: ignore[index]
     try:
         when = datetime.fromisoformat(occurred)
     except ValueError:
         return None
-    return Event(sequence=sequence, occurred_at=when, session_id=session_id, kind=kind, turn_info=turn_info)
+    return Event(sequence, when, session_id, kind, turn_info)
 
 
-def _decoded(position: int, raw: str, data: Any) -> StoredEvent:
-    event = _fast(data)
+def _decoded(
+    position: int, raw: str, data: Any, turns: dict[tuple[str, str | None], TurnInfo] | None = None
+) -> StoredEvent:
+    event = _fast(data, {} if turns is None else turns)
     if event is not None:
         return StoredEvent(position, raw, event)
     try:
@@ -167,7 +180,8 @@ def decode_chunk(first: int, body: str) -> list[StoredEvent]:
         return [decode(first + i, line) for i, line in enumerate(lines)]
     if len(values) != len(lines):  # a line that held several values (never written so): line by line
         return [decode(first + i, line) for i, line in enumerate(lines)]
-    return [_decoded(first + i, line, data) for i, (line, data) in enumerate(zip(lines, values, strict=True))]
+    turns: dict[tuple[str, str | None], TurnInfo] = {}
+    return [_decoded(first + i, line, data, turns) for i, (line, data) in enumerate(zip(lines, values, strict=True))]
 
 
 def encode_batch(events: Sequence[Event]) -> tuple[list[str], str | None]:

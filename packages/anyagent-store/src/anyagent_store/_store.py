@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
@@ -274,6 +275,14 @@ class Store:
     ) -> AsyncIterator[StoredEvent]:
         """The thread's stored events in order (positions after ``after``, up to ``upto``), read a page at a
         time. A line that no longer decodes comes with ``event`` None and its raw text."""
+        async with contextlib.aclosing(self._pages(thread, after, upto, page)) as pages:
+            async for decoded in pages:
+                for stored in decoded:
+                    yield stored
+
+    async def _pages(
+        self, thread: Thread | str, after: int, upto: int | None, page: int
+    ) -> AsyncGenerator[list[StoredEvent], None]:
         thread_id = thread.id if isinstance(thread, Thread) else (await self.thread(thread)).id
         chunks_per_read = max(1, page // 256)
         while True:
@@ -281,15 +290,18 @@ class Store:
             if not rows:
                 return
             decoded = await anyio.to_thread.run_sync(_decode_all, rows, after, upto)
-            for stored in decoded:
-                yield stored
+            yield decoded
             after = max(after, decoded[-1].position) if decoded else after
             if len(rows) < chunks_per_read:
                 return
 
     async def history(self, thread: Thread | str, *, upto: int | None = None) -> list[StoredEvent]:
         """Every stored event of the thread (up to position ``upto``)."""
-        return [stored async for stored in self.events(thread, upto=upto, page=20_000)]
+        found: list[StoredEvent] = []
+        async with contextlib.aclosing(self._pages(thread, 0, upto, 20_000)) as pages:
+            async for decoded in pages:
+                found += decoded  # a page at a time, not an await an event
+        return found
 
     async def archive(self, thread: Thread | str, archived: bool = True) -> Thread:
         """Hide the thread from the default list (``archived=False`` brings it back)."""
