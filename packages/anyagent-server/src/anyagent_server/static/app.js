@@ -180,13 +180,14 @@ function userMessage(text, where = $("transcript")) {
   return node;
 }
 
-const TOOL_STATUS = { Pending: "pending", InProgress: "running", Completed: "done", Failed: "failed" };
+const TOOL_STATUS = { Pending: "pending", Running: "running", Completed: "done", Failed: "failed", Cancelled: "cancelled" };
 
 function toolInput(tool) {
   const input = tool.input;
   if (input && typeof input === "object") {
     const [tag, body] = Object.entries(input)[0] || [];
     if (tag === "Command") return body.command;
+    if (typeof body === "string") return body;
     if (body && typeof body === "object") return JSON.stringify(body, null, 1);
   }
   return tool.raw ? JSON.stringify(tool.raw.input ?? tool.raw, null, 1) : "";
@@ -220,7 +221,7 @@ function toolCard(event, tool) {
   card.extra.replaceChildren();
   for (const loc of tool.locations || []) card.extra.append(el("div", "location", loc));
   for (const d of tool.diffs || []) card.extra.append(diff(d));
-  if (tool.status === "InProgress" || tool.status === "Failed" || (tool.diffs || []).length) card.node.open = true;
+  if (tool.status === "Running" || tool.status === "Failed" || (tool.diffs || []).length) card.node.open = true;
   scrollDown();
   return card;
 }
@@ -387,7 +388,7 @@ async function send(text) {
   try {
     const delivery = await call("prompt", { session, text });
     const [kind, body] = Object.entries(delivery.kind)[0];
-    $("delivery").textContent = kind === "Queued" ? `Queued (position ${body.position})` : kind === "Steered" ? "Steered into the running turn" : "Started a turn";
+    $("delivery").textContent = kind === "Queued" ? `Queued, #${body.position + 1} in line` : kind === "Steered" ? "Steered into the running turn" : "Started a turn";
     $("delivery").dataset.kind = kind;
     if (kind === "Queued") {
       const li = el("li", "queued");
