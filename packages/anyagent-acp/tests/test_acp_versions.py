@@ -25,6 +25,7 @@ from anyagent import (
     RequestOpened,
     SessionOptions,
     TextDelta,
+    ToolOutputDelta,
     ToolStatus,
     ToolUpdated,
     TurnEnded,
@@ -141,3 +142,16 @@ async def test_an_agent_speaking_neither_fails_typed_naming_the_versions(
             await rt.open(_agent(speaks), SessionOptions.in_dir(tmp_path))
     message = str(caught.value)
     assert f"versions {named}" in message and "1 and 2" in message
+
+
+async def test_v2_display_terminal_output_streams_into_its_tool(tmp_path: Path) -> None:
+    async with runtime() as rt:
+        session, events = await rt.open(_agent("2"), SessionOptions.in_dir(tmp_path))
+        async with session:
+            await session.prompt("term")
+            seen = await EventReader(events, timeout=WAIT).turn()
+    deltas = kinds(seen, ToolOutputDelta)
+    assert {d.tool_id for d in deltas} == {"t2"}
+    assert "".join(d.text for d in deltas) == "h\u00e9llo\nworld\n"  # UTF-8 decoded across the chunk split
+    final = [e.tool for e in kinds(seen, ToolUpdated) if e.tool.id == "t2"][-1]
+    assert final.status == ToolStatus.COMPLETED and final.output == "h\u00e9llo\nworld\n"

@@ -237,7 +237,9 @@ class AcpDriver(seam.Driver):
         self._terminals.bind(self.loop.start_soon, self._terminal_output)
         self._streams = TerminalStreams()
         self._book: toolkit.RequestBook[_Open] = toolkit.RequestBook(self._decline)
-        self._tools = translate.ToolBook(self._terminals.text, setup.mcp_servers)
+        self._display = translate.DisplayTerminals()  # v2's agent-owned display terminals
+        terminal_text = self._display.text if self._v2 else self._terminals.text
+        self._tools = translate.ToolBook(terminal_text, setup.mcp_servers)
         self._counter = 0
         self._prompt: _Prompt | None = None
         self._effort: _Effort | None = None
@@ -396,6 +398,25 @@ class AcpDriver(seam.Driver):
             await self._report("a tool update without a toolCallId", DiagnosticCode.BAD_FRAME, DiagnosticLevel.WARNING)
             return
         await self._content(ToolUpdated(tool))
+
+    async def _display_update(self, update: dict[str, Any]) -> None:
+        """v2's ``terminal_update``: the tool that embeds the terminal shows its new output."""
+        terminal_id = self._display.update(update)
+        tool_id = self._tools.embedding(terminal_id) if terminal_id else None
+        tool = self._tools.refresh(tool_id) if tool_id else None
+        if tool is not None:
+            await self._content(ToolUpdated(tool))
+
+    async def _display_chunk(self, update: dict[str, Any]) -> None:
+        """v2's ``terminal_output_chunk``: a ``ToolOutputDelta`` for the running tool that embeds
+        the terminal (its snapshots carry the whole output)."""
+        added = self._display.chunk(update)
+        if added is None or not added[1]:
+            return
+        tool_id = self._tools.embedding(added[0])
+        tool = self._tools.refresh(tool_id) if tool_id else None
+        if tool is not None and tool.status in (ToolStatus.PENDING, ToolStatus.RUNNING):
+            await self._content(ToolOutputDelta(tool.id, added[1]))
 
     def _next_text(self, params: Any) -> TextDelta | None:
         """The fast path for the flood: the next non-empty ``agent_message_chunk`` text of the
@@ -786,6 +807,7 @@ class AcpDriver(seam.Driver):
             await self._content(estimate, {"anyagent/estimated": True})
         self._tools.clear()
         self._streams.clear()
+        self._display.clear()
         self._turn_chars = 0
         await self.loop.send(seam.TurnEnd(stop, turn_id=turn_id))  # the engine drops it if that turn is over
 
@@ -960,6 +982,8 @@ _UPDATE_HANDLERS: dict[str, _Handler] = {
     "plan": AcpDriver._plan,
     "state_update": AcpDriver._state_update,
     "tool_call_content_chunk": AcpDriver._tool_content,
+    "terminal_update": AcpDriver._display_update,
+    "terminal_output_chunk": AcpDriver._display_chunk,
     "usage_update": AcpDriver._usage,
     **{kind: AcpDriver._info for kind in INFO_UPDATES},
 }

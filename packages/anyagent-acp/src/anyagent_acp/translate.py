@@ -8,6 +8,9 @@ state and the wire; everything here can be tested with plain dicts.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import codecs
 import enum
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -224,6 +227,62 @@ def update_from_v2(update: dict[str, Any]) -> dict[str, Any]:
             chunk["messageId"] = update["messageId"]
         return chunk
     return update
+
+
+DISPLAY_LIMIT = 1024 * 1024
+"""Bytes of one v2 display terminal's output kept (and streamed); past it the rest is dropped."""
+
+
+class DisplayTerminals:
+    """v2's agent-owned display terminals: ``terminal_update`` (a full ``output`` snapshot replaces
+    what is kept) and ``terminal_output_chunk`` (base64 bytes appended), each terminal's bytes
+    kept up to ``DISPLAY_LIMIT`` and decoded as UTF-8 across chunk boundaries."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, bytearray] = {}
+        self._decoders: dict[str, codecs.BufferedIncrementalDecoder] = {}
+
+    def update(self, fields: Mapping[str, Any]) -> str | None:
+        """Apply a ``terminal_update``; its terminal id (None without one)."""
+        terminal_id = j.text(fields.get("terminalId"))
+        if not terminal_id:
+            return None
+        output = fields.get("output")
+        if isinstance(output, dict) or (output is None and "output" in fields):  # null clears
+            self._kept[terminal_id] = bytearray(_b64(j.obj(output).get("data"))[:DISPLAY_LIMIT])
+            self._decoders[terminal_id] = codecs.getincrementaldecoder("utf-8")("replace")
+        self._kept.setdefault(terminal_id, bytearray())
+        return terminal_id
+
+    def chunk(self, fields: Mapping[str, Any]) -> tuple[str, str] | None:
+        """Apply a ``terminal_output_chunk``: ``(terminal id, the text it adds)``, or None."""
+        terminal_id = j.text(fields.get("terminalId"))
+        if not terminal_id:
+            return None
+        kept = self._kept.setdefault(terminal_id, bytearray())
+        data = _b64(fields.get("data"))[: max(0, DISPLAY_LIMIT - len(kept))]
+        kept += data
+        decoder = self._decoders.setdefault(terminal_id, codecs.getincrementaldecoder("utf-8")("replace"))
+        return terminal_id, decoder.decode(data)
+
+    def text(self, terminal_id: str) -> str | None:
+        """What ``terminal_id`` holds, as text (None for a terminal never seen)."""
+        kept = self._kept.get(terminal_id)
+        return kept.decode("utf-8", "replace") if kept is not None else None
+
+    def clear(self) -> None:
+        """Forget every terminal."""
+        self._kept.clear()
+        self._decoders.clear()
+
+
+def _b64(value: Any) -> bytes:
+    if not isinstance(value, str):
+        return b""
+    try:
+        return base64.b64decode(value, validate=False)
+    except (binascii.Error, ValueError):
+        return b""
 
 
 def permission_subject_v2(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -674,6 +733,14 @@ class ToolBook:
         """The current snapshot of ``tool_id``."""
         entry = self._tools.get(tool_id)
         return entry.update if entry is not None else None
+
+    def embedding(self, terminal_id: str) -> str | None:
+        """The first tool that embeds ``terminal_id`` (None when none does)."""
+        return next((tool_id for tool_id, entry in self._tools.items() if terminal_id in entry.terminals), None)
+
+    def refresh(self, tool_id: str) -> ToolUpdate | None:
+        """``tool_id``'s snapshot read again (its embedded terminals' output changed)."""
+        return self.upsert({"toolCallId": tool_id}) if tool_id in self._tools else None
 
     def terminals(self, tool_id: str) -> tuple[str, ...]:
         """The client terminals ``tool_id`` embeds."""

@@ -10,7 +10,8 @@ a ``session/prompt`` answered ``{}`` at once with the turn ending in an idle ``s
 permission requests with a ``title`` and a ``subject``. ``VERSIONS_LOG`` names a file where each
 method the client sent is appended (``initialize <version>`` for an initialize).
 
-Prompts (first word): ``perm`` asks a permission first; ``wait`` streams one chunk and waits for
+Prompts (first word): ``perm`` asks a permission first; ``term`` runs a tool that shows a display
+terminal (``terminal_update``, ``terminal_output_chunk``); ``wait`` streams one chunk and waits for
 ``session/cancel``; anything else answers "Hello v<version>" with a tool and a plan.
 """
 
@@ -102,11 +103,33 @@ def turn_v2(rid: Any, text: str, prompt: list[Any]) -> None:
         send({"jsonrpc": "2.0", "id": state["next"], "method": "session/request_permission", "params": params})
         update({"sessionUpdate": "state_update", "state": "requires_action"})
         return
+    if text.startswith("term"):
+        terminal(rid)
+        return
     if text.startswith("wait"):
         chunk("working", "a1")
         state["waiting"] = True
         return
     finish_v2()
+
+
+def terminal(rid: Any) -> None:
+    """A tool showing an agent-owned display terminal: its output in two base64 chunks that split
+    a UTF-8 character, then its exit."""
+    import base64
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "t2", "title": "Run echo", "kind": "execute",
+            "status": "in_progress", "content": [{"type": "terminal", "terminalId": "term1"}]})  # fmt: skip
+    update({"sessionUpdate": "terminal_update", "terminalId": "term1", "command": "echo", "cwd": "/"})
+    data = "h\u00e9llo\nworld\n".encode()
+    update({"sessionUpdate": "terminal_output_chunk", "terminalId": "term1", "data": b64(data[:2])})
+    update({"sessionUpdate": "terminal_output_chunk", "terminalId": "term1", "data": b64(data[2:])})
+    update({"sessionUpdate": "terminal_update", "terminalId": "term1", "exitStatus": {"exitCode": 0}})
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "t2", "status": "completed"})
+    update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
 
 
 def finish_v2(outcome: str | None = None) -> None:
