@@ -155,3 +155,16 @@ async def test_v2_display_terminal_output_streams_into_its_tool(tmp_path: Path) 
     assert "".join(d.text for d in deltas) == "h\u00e9llo\nworld\n"  # UTF-8 decoded across the chunk split
     final = [e.tool for e in kinds(seen, ToolUpdated) if e.tool.id == "t2"][-1]
     assert final.status == ToolStatus.COMPLETED and final.output == "h\u00e9llo\nworld\n"
+
+
+async def test_v2_resume_is_session_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """v2 removed ``session/load``: ``capabilities.session`` makes ``session/resume`` the reattach."""
+    log, options = _log(tmp_path, monkeypatch)
+    async with runtime() as rt:
+        session, events = await rt.open(_agent("2"), options.resume("ver-1"))
+        async with session:
+            assert session.info().resume_token == "ver-1"
+            await session.prompt("hi")
+            assert text_of(await EventReader(events, timeout=WAIT).turn()) == "Hello v2"
+    sent = log.read_text().splitlines()
+    assert "session/resume" in sent and "session/load" not in sent and "session/new" not in sent

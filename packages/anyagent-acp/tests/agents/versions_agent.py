@@ -170,6 +170,8 @@ def main() -> None:
                 for server in params.get("mcpServers") or []:
                     assert "type" in server, server  # v2: every MCP server config is typed
             send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": SESSION}})
+        elif method == "session/resume" and state["version"] == 2:  # v2's only reattach (no session/load)
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif method == "session/prompt":
             prompt = params.get("prompt") or []
             text = " ".join(b.get("text", "") for b in prompt if b.get("type") == "text")
