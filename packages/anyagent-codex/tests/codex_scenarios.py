@@ -405,7 +405,9 @@ async def image_attachment(h: Harness) -> None:
 async def steer_as_the_turn_starts(h: Harness) -> None:
     async with opened(h) as (session, reader):
         await session.prompt("SLOW 10")
-        await reader.kind(Diagnostic)  # codex's first frame of the turn, just before it names the turn:
+        # codex's first frame of the turn (the model-metadata notice), just before it names the turn; the
+        # bubblewrap notice of the handshake is no such mark (a prompt before the turn's ack is queued)
+        await reader.match(lambda event: isinstance(event.kind, Diagnostic) and event.turn_info is not None)
         delivery = await session.prompt("early steer")  # the steer waits in the adapter if it comes first
         assert isinstance(delivery.kind, Steered), (delivery, reader.seen)
         turn = await reader.turn()

@@ -21,8 +21,7 @@ Side calls without a session: ``probe_auth`` (``account/read``) and ``plan_usage
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar
@@ -48,13 +47,13 @@ from anyagent import (
     SessionOptions,
     Unauthenticated,
     UnsupportedFeature,
-    __version__,
     seam,
     toolkit,
 )
 from anyagent import jsonread as j
 from anyagent.wire import JsonLines, JsonRpcError, JsonRpcPeer
 
+from ._appserver import CLIENT_INFO, call, initialize, side_server
 from .driver import ACCEPTED_REQUESTS, MAX_RETRIES, CodexDriver, Handshaken
 from .profile import PROFILE
 from .settings import PLAN_MODE, SANDBOXES, Settings, own_mode
@@ -62,7 +61,6 @@ from .translate import plan_usage
 
 __all__ = ["CLIENT_INFO", "SESSION_ARGS", "SIDE_CALL_WAIT", "CodexAdapter", "mcp_config", "mcp_secrets"]
 
-CLIENT_INFO = {"name": "anyagent", "title": "anyagent", "version": __version__}
 """The `clientInfo` sent in codex's `initialize` request (name, title, this package's version)."""
 SESSION_ARGS: tuple[str, ...] = ("-c", "tools.update_plan.enabled=true")
 """What a session's app server is launched with besides the profile's args: codex 0.171.0 offers
@@ -90,8 +88,8 @@ class CodexAdapter(seam.Adapter):
                 launch.recorder.redact(mcp_secrets(options))
             process = await launch.spawn([*launch.argv, *SESSION_ARGS])
             peer = JsonRpcPeer(JsonLines(process), accepts=ACCEPTED_REQUESTS, jsonrpc_field=False)
-            init = await _initialize(peer)
-            account = j.obj(await _call(peer, "account/read", {"refreshToken": False}))
+            init = await initialize(peer)
+            account = j.obj(await call(peer, "account/read", {"refreshToken": False}))
             auth = auth_status(account, login)
             if isinstance(auth, Unauthenticated):
                 raise AuthRequired(login, "Codex is not logged in: run `codex login`")
@@ -120,8 +118,8 @@ class CodexAdapter(seam.Adapter):
     async def probe_auth(self, request: seam.ConnectRequest) -> AuthStatus | None:
         """``account/read`` on a short-lived app server: the login without opening a thread."""
         login = login_methods(request.installation, request.profile, request.options)
-        async with _side_server(request) as peer:
-            account = j.obj(await _call(peer, "account/read", {"refreshToken": False}))
+        async with side_server(request) as peer:
+            account = j.obj(await call(peer, "account/read", {"refreshToken": False}))
         return auth_status(account, login)
 
     async def plan_usage(self, installation: AgentInstallation, profile: AgentProfile | None) -> PlanUsage:
@@ -132,8 +130,8 @@ class CodexAdapter(seam.Adapter):
         options = SessionOptions.in_dir(os.getcwd())
         request = seam.ConnectRequest(installation, profile, options, "plan-usage", dict(os.environ))
         login = login_methods(installation, profile, options)
-        async with _side_server(request) as peer:
-            account = j.obj(await _call(peer, "account/read", {"refreshToken": False}))
+        async with side_server(request) as peer:
+            account = j.obj(await call(peer, "account/read", {"refreshToken": False}))
             if isinstance(auth_status(account, login), Unauthenticated):
                 raise AuthRequired(login, "Codex is not logged in: run `codex login`")
             try:
@@ -222,20 +220,6 @@ def auth_status(account_read: dict[str, Any], login: Sequence[LoginMethod]) -> A
 
 
 # -- handshake
-
-
-async def _call(peer: JsonRpcPeer, method: str, params: Any) -> Any:
-    try:
-        return await peer.request(method, params)
-    except JsonRpcError as exc:
-        raise ProtocolFailed(f"codex refused {method}: {exc.message} ({exc.code})") from None
-
-
-async def _initialize(peer: JsonRpcPeer) -> dict[str, Any]:
-    params = {"clientInfo": CLIENT_INFO, "capabilities": {"experimentalApi": True}}
-    init = j.obj(await _call(peer, "initialize", params))
-    await peer.notify("initialized")
-    return init
 
 
 def _version(init: dict[str, Any]) -> str | None:
@@ -371,18 +355,3 @@ def _configure_at_open(settings: Settings, options: SessionOptions) -> None:
             raise InvalidConfiguration(option.invalid(value))
         if option.current != value:
             settings.set(option_id, value)
-
-
-@asynccontextmanager
-async def _side_server(request: seam.ConnectRequest) -> AsyncIterator[JsonRpcPeer]:
-    """A short-lived ``codex app-server`` (never recorded) for ``probe_auth`` and ``plan_usage``,
-    reaped on every path."""
-    async with toolkit.launching(request, record=False) as launch:
-        process = await launch.spawn()
-        try:
-            peer = JsonRpcPeer(JsonLines(process), jsonrpc_field=False)
-            await _initialize(peer)
-            yield peer
-        finally:
-            with anyio.CancelScope(shield=True):
-                await process.aclose(0.5)

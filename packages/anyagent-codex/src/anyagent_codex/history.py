@@ -16,7 +16,7 @@ from typing import Any
 from anyagent import DiagnosticInfo, DiagnosticLevel, HistoryEntry, seam, toolkit
 from anyagent import jsonread as j
 
-from .adapter import _call, _side_server
+from ._appserver import call, side_server
 
 __all__ = ["MAX_PAGES", "PAGE", "entry_from", "history"]
 
@@ -57,10 +57,10 @@ async def history(request: seam.ConnectRequest, cwd: Path | None) -> seam.Histor
     }
     if cwd is not None:
         params["cwd"] = str(cwd)
-    async with _side_server(request) as peer:
+    async with side_server(request) as peer:
         cursor: str | None = None
         for _page in range(MAX_PAGES):
-            result = j.obj(await _call(peer, "thread/list", {**params, "cursor": cursor}))
+            result = j.obj(await call(peer, "thread/list", {**params, "cursor": cursor}))
             for thread in j.arr(result.get("data")):
                 made = entry_from(thread, request.installation.id)
                 if made is not None:
