@@ -95,9 +95,12 @@ COMMANDS = GLOBAL_COMMANDS + SESSION_COMMANDS
 """Every command name; ``attach``, ``detach`` and ``sessions`` are this server's additions."""
 
 
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+
+
 def dumps(value: Any) -> str:
     """One wire line: compact JSON, UTF-8 kept (no ``\\u`` escapes), no trailing newline."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _encode(value)  # one encoder for every line: json.dumps with options builds one per call
 
 
 class BadFrame(InvalidRequest):
@@ -123,14 +126,19 @@ class ReplayGap(InvalidRequest):
 class Peer:
     """One client connection: replies and the lines of the sessions it watches go to ``send``.
 
-    Writes are serialized (one line at a time, in the order the hub produces them). When ``send``
+    Writes are serialized (one at a time, in the order the hub produces them). When ``send``
     raises, the peer is marked ``broken`` (``error`` holds why) and drops every later write.
+    ``joins_lines``: ``send`` may be given several lines joined by ``\\n`` (a byte stream such as
+    stdio); a message transport (a WebSocket: one frame per line) leaves it false.
     """
 
-    def __init__(self, send: Callable[[str], Awaitable[None]], name: str = "peer") -> None:
+    def __init__(
+        self, send: Callable[[str], Awaitable[None]], name: str = "peer", *, joins_lines: bool = False
+    ) -> None:
         self._send = send
         self._lock = anyio.Lock()
         self.name = name
+        self.joins_lines = joins_lines
         self.error: BaseException | None = None
         self.broken = anyio.Event()
         self.inflight: set[int] = set()
@@ -151,6 +159,14 @@ class Peer:
                 await self._send(text)
             except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
                 self.fail(exc)
+
+    async def write_lines(self, texts: list[str]) -> None:
+        """Write already encoded lines in order: one ``send`` when the transport joins lines."""
+        if self.joins_lines:
+            await self.write_text("\n".join(texts))
+            return
+        for text in texts:
+            await self.write_text(text)
 
     def fail(self, exc: BaseException) -> None:
         """Mark the connection gone (its writes are dropped from now on)."""
@@ -176,6 +192,9 @@ class Tee(Protocol):
     def prompted(self, session: Session, text: str, delivery: Delivery) -> None:
         """A ``prompt`` command was delivered to ``session``."""
         ...
+
+
+_BATCH_BYTES = 1 << 20  # one write holds at most about this many characters of lines
 
 
 @attrs.define
@@ -240,7 +259,7 @@ class HubSession:
         finally:
             self._waiting -= 1
 
-    async def append(self, seq: int, text: str, *, terminal: bool = False) -> None:
+    def append(self, seq: int, text: str, *, terminal: bool = False) -> None:
         """Buffer one output line. When the buffer is full and a watcher has not yet written its
         oldest line, that watcher lags: the session is closed with the lag error (once) and the
         lagging watchers skip to the terminal lines. Memory stays bounded either way."""
@@ -293,15 +312,15 @@ class HubSession:
             body = wire.encode_error(error)
             if error is self.lag_error:
                 body["lagged"] = True
-            await self.append(self.last_seq + 1, dumps({"session": self.id, "error": body}), terminal=True)
-        await self.append(self.last_seq + 2, dumps({"closed": self.id}), terminal=True)
+            self.append(self.last_seq + 1, dumps({"session": self.id, "error": body}), terminal=True)
+        self.append(self.last_seq + 2, dumps({"closed": self.id}), terminal=True)
         self.done.set()
         self._notify()
 
     async def _forward(self, events: AsyncIterator[Event]) -> None:
         async for event in events:
             self.last_seq = event.sequence
-            await self.append(event.sequence, dumps({"event": wire.encode_event(event)}))
+            self.append(event.sequence, dumps({"event": wire.encode_event(event)}))
 
     # -- watchers
 
@@ -349,12 +368,21 @@ class HubSession:
                     if watcher.cursor < self.base:
                         watcher.cursor = self.base
                     if watcher.cursor < self.end:
-                        entry = self.ring[watcher.cursor - self.base]
-                        if watcher.lagged and not entry.terminal:
-                            watcher.cursor += 1
-                            continue
-                        await peer.write_text(entry.text)
-                        watcher.cursor += 1
+                        # every line ready now, in one write (bounded): one syscall per wakeup, not per line
+                        batch: list[str] = []
+                        size = 0
+                        ring, base, end = self.ring, self.base, self.end
+                        cursor = watcher.cursor
+                        while cursor < end and size < _BATCH_BYTES:
+                            entry = ring[cursor - base]
+                            cursor += 1
+                            if watcher.lagged and not entry.terminal:
+                                continue
+                            batch.append(entry.text)
+                            size += entry.size
+                        if batch:
+                            await peer.write_lines(batch)
+                        watcher.cursor = cursor
                     elif self.done.is_set():
                         break
                     else:

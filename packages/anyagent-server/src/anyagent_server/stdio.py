@@ -152,7 +152,7 @@ async def serve_stdio(
         async def send(text: str) -> None:
             await writer.write(text.encode("utf-8", "surrogatepass") + b"\n")
 
-        peer = Peer(send, "stdio")
+        peer = Peer(send, "stdio", joins_lines=True)
         async with Hub(runtime, max_line=max_line, replay=replay) as hub:
             await peer.write(hub.hello())
             async with anyio.create_task_group() as tg:
