@@ -3,12 +3,13 @@
 The stdio scenarios over a WebSocket, plus the security checks (no token, wrong token, a foreign
 Origin: refused before any frame), reconnect with the last sequence (every event once), a replay
 gap past the buffer (typed error), several watchers with one controller.
-The lag close is the hub's (shared with stdio) and is tested over stdio: over loopback TCP the
-kernel's socket buffers hold a whole 20 000-event flood, so a paused WebSocket reader never lags.
+A client that stops reading lags once the loopback socket's buffers (tens of MB) are full: the lag
+test floods 64 KiB deltas so that happens within the flood.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -195,3 +196,40 @@ async def test_listen_refuses_a_non_loopback_address_without_the_flag(tmp_path: 
 def test_kind_of_reads_both_forms() -> None:
     assert kind_of({"kind": "ContextCompacted"}) == "ContextCompacted"
     assert kind_of({"kind": {"TextDelta": {}}}) == "TextDelta"
+
+
+async def test_a_client_that_lags_gets_its_session_closed_with_the_lag_error_others_go_on(tmp_path: Path) -> None:
+    # 2 000 deltas of 64 KiB (128 MiB): more than the kernel's socket buffers and the client's queue hold
+    delta = {"Emit": {"TextDelta": {"message_id": "m1", "text": "x" * 65536}}}
+    script = tmp_path / "big.json"
+    script.write_text(
+        json.dumps(
+            {"turns": [[{"Repeat": {"times": 2000, "steps": [delta]}}, {"End": {"Completed": {"source": "Protocol"}}}]]}
+        )
+    )
+    args = ("--mock", str(script), "--replay", "64")
+    async with (
+        ws_server(*args, script=None, token_file=tmp_path / "token") as server,
+        ws_connect(server) as other,
+        ws_connect(server, queue_size=4) as slow,
+    ):
+        _, quiet = await other.client.open()
+        _, flood = await slow.client.open()
+        await slow.client.call("prompt", session=flood.id, text="go")
+        slow.pause()  # from the prompt's reply on, this client reads nothing
+        await anyio.sleep(3.0)
+        # while the slow client is stuck, the other one is served
+        info = await other.client.call("info", session=quiet.id)
+        assert info["id"] == quiet.id and not quiet.closed
+        slow.resume()
+        with pytest.raises(ServerError) as caught:
+            await flood.until("TurnEnded")
+        assert caught.value.kind == "SessionClosed" and "behind" in caught.value.body["message"]
+        assert caught.value.body["lagged"] is True
+        await flood.wait_closed()
+        assert flood.closed_count == 1
+        assert len(texts(flood.events)) < 2000
+        # the other client's session goes on, and the slow client's connection still works
+        assert (await other.client.call("info", session=quiet.id))["id"] == quiet.id and not quiet.closed
+        _, again = await slow.client.open()
+        assert again.id not in (quiet.id, flood.id)
