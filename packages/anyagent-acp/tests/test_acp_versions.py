@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from acpsupport import AGENTS, WAIT, runtime
 
+import anyagent_acp.plugin
 from anyagent import (
     AgentInstallation,
+    AgentProfile,
     Answer,
     Cancelled,
     Capability,
@@ -23,6 +25,7 @@ from anyagent import (
     PlanUpdated,
     ProtocolFailed,
     RequestOpened,
+    Runtime,
     SessionOptions,
     TextDelta,
     ToolOutputDelta,
@@ -30,6 +33,7 @@ from anyagent import (
     ToolUpdated,
     TurnEnded,
     UserMessage,
+    hookimpl,
 )
 from anyagent_testkit.events import EventReader, kinds, text_of
 
@@ -168,3 +172,38 @@ async def test_v2_resume_is_session_resume(tmp_path: Path, monkeypatch: pytest.M
             assert text_of(await EventReader(events, timeout=WAIT).turn()) == "Hello v2"
     sent = log.read_text().splitlines()
     assert "session/resume" in sent and "session/load" not in sent and "session/new" not in sent
+
+
+class _LoginOnOpen:
+    @hookimpl
+    def anyagent_agents(self) -> list[AgentProfile]:
+        return [
+            AgentProfile(
+                id="versions-login",
+                name="Versions",
+                wire="acp",
+                executables=(),
+                quirks={"authenticate_on_open": "agent-login"},
+            )
+        ]
+
+
+@pytest.mark.parametrize(("speaks", "method"), [("1", "authenticate"), ("2", "auth/login")])
+async def test_the_login_on_open_is_auth_login_in_v2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, speaks: str, method: str
+) -> None:
+    log, options = _log(tmp_path, monkeypatch)
+    agent = AgentInstallation(
+        id="versions-login",
+        name="v",
+        executable_path=sys.executable,
+        wire="acp",
+        args=[str(AGENTS / "versions_agent.py"), speaks],
+    )
+    async with Runtime(plugins=[anyagent_acp.plugin, _LoginOnOpen()]) as rt:
+        session, _events = await rt.open(agent, options)
+        await session.close()
+    sent = log.read_text().splitlines()
+    other = "auth/login" if method == "authenticate" else "authenticate"
+    assert method in sent and other not in sent
+    assert sent.index(method) < sent.index("session/new")

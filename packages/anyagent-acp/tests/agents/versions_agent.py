@@ -170,7 +170,7 @@ def main() -> None:
                 for server in params.get("mcpServers") or []:
                     assert "type" in server, server  # v2: every MCP server config is typed
             send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": SESSION}})
-        elif method == "session/resume" and state["version"] == 2:  # v2's only reattach (no session/load)
+        elif method in ("auth/login", "authenticate") or (method == "session/resume" and state["version"] == 2):
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif method == "session/prompt":
             prompt = params.get("prompt") or []
