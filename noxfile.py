@@ -150,6 +150,14 @@ def browser(session: nox.Session) -> None:
     session.run("pytest", "-p", "no:anyio", *(session.posargs or ["packages/anyagent-server/browser_tests"]))
 
 
+@nox.session
+def screenshots(session: nox.Session) -> None:
+    """Regenerate docs/images/ui-chat.png and ui-threads.png: ``anyagent ui`` against scripted agents in chromium."""
+    _install_packages(session)
+    session.install(*BROWSER_DEPS)
+    session.run("python", "packages/anyagent-server/browser_tests/screenshots.py")
+
+
 DOCS_DEPS = [
     "mkdocs>=1.6,<2",
     "mkdocs-material>=9.5",

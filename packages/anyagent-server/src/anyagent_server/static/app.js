@@ -124,7 +124,7 @@ function setInfo(info) {
   const s = sessions.get(info.id) || { status: "idle" };
   s.info = info;
   sessions.set(info.id, s);
-  $("chat-title").textContent = info.title || `${info.agent.name} · new thread`;
+  $("chat-title").textContent = info.title || view.firstPrompt || `${info.agent.name} · new thread`;
   const caps = info.details.capabilities || {};
   $("compact").hidden = !caps.compact;
   $("rollback").hidden = !caps.rollback;
@@ -140,6 +140,7 @@ function setStatus(session, status) {
     badge.hidden = false;
     badge.className = `badge ${status}`;
     badge.textContent = STATUS[status] || status;
+    $("cancel").hidden = status === "idle" || status === "failed";
   }
   renderThreads();
 }
@@ -216,10 +217,12 @@ function toolCard(event, tool) {
   card.title.textContent = tool.title;
   card.status.textContent = TOOL_STATUS[tool.status] || tool.status;
   card.status.className = `tool-status ${TOOL_STATUS[tool.status] || ""}`;
-  card.input.textContent = toolInput(tool);
+  const input = toolInput(tool);
+  const diffed = new Set((tool.diffs || []).map((d) => d.path));
+  card.input.textContent = input === tool.title || diffed.has(input) || (tool.locations || []).includes(input) ? "" : input;
   if (tool.output) card.output.textContent = tool.output;
   card.extra.replaceChildren();
-  for (const loc of tool.locations || []) card.extra.append(el("div", "location", loc));
+  for (const loc of tool.locations || []) if (!diffed.has(loc)) card.extra.append(el("div", "location", loc));
   for (const d of tool.diffs || []) card.extra.append(diff(d));
   if (tool.status === "Running" || tool.status === "Failed" || (tool.diffs || []).length) card.node.open = true;
   scrollDown();
@@ -243,7 +246,7 @@ function onEvent(event) {
   const kind = typeof event.kind === "string" ? { [event.kind]: null } : event.kind;
   const [tag, body] = Object.entries(kind)[0];
   if (tag === "TurnStarted") setStatus(session, "working");
-  else if (tag === "TurnEnded" && !(event.turn_info && event.turn_info.parent_tool_id)) setStatus(session, "idle");
+  else if (tag === "TurnEnded" && !(event.turn_info && event.turn_info.parent_tool_id)) { setStatus(session, "idle"); setTimeout(loadThreads, 400); }
   else if (tag === "RequestOpened") setStatus(session, "needs_input");
   else if (tag === "StatusChanged") setStatus(session, { Idle: "idle", Working: "working", NeedsInput: "needs_input" }[body] || "idle");
   else if (tag === "ContextUsage") { const s = sessions.get(session) || {}; s.usage = body; sessions.set(session, s); }
@@ -385,6 +388,11 @@ function dropQueued(promptId) {
 async function send(text) {
   const session = view.session;
   userMessage(text);
+  if (!view.firstPrompt && !(view.info && view.info.title)) {
+    view.firstPrompt = text.split("\n")[0].slice(0, 80);
+    $("chat-title").textContent = view.firstPrompt;
+  }
+  setTimeout(loadThreads, 400); // the store has the prompt (and the thread its title) after its next write
   try {
     const delivery = await call("prompt", { session, text });
     const [kind, body] = Object.entries(delivery.kind)[0];
