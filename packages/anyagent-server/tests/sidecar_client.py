@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -209,11 +209,18 @@ class Stdio:
 
 
 @asynccontextmanager
-async def stdio(*args: str, script: str | None = "turn", check: bool = True) -> AsyncIterator[Stdio]:
-    """``anyagent serve --mock SCRIPTS/<script>.json`` (or ``args``); killed and reaped on exit."""
+async def stdio(
+    *args: str,
+    script: str | None = "turn",
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> AsyncIterator[Stdio]:
+    """``anyagent serve --mock SCRIPTS/<script>.json`` (or ``args``); killed and reaped on exit.
+    ``env`` replaces this process's environment (the live tier's isolated one)."""
     argv = serve_argv(*(("--mock", str(SCRIPTS / f"{script}.json")) if script else ()), *args)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = await anyio.open_process(argv, env=env)
+    environment = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
+    process = await anyio.open_process(argv, env=environment, cwd=cwd)
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
 
     lock = anyio.Lock()
