@@ -492,6 +492,7 @@ async def cmd_chat(
     awaited: set[str] = set()
     shown_ended: set[str] = set()  # prompts whose turn's TurnEnded was rendered
     turn_prompts: dict[str, str] = {}  # turn id -> the prompt that started it
+    last_shown = [anyio.current_time()]  # when the consumer last rendered an event
 
     async def on_press() -> None:
         nonlocal status
@@ -508,6 +509,7 @@ async def cmd_chat(
         try:
             async for event in events:
                 out.render(event)
+                last_shown[0] = anyio.current_time()
                 kind, turn = event.kind, event.turn_info
                 if isinstance(kind, TurnStarted) and isinstance(kind.origin, PromptOrigin) and turn is not None:
                     turn_prompts[turn.id] = kind.origin.prompt_id
@@ -533,8 +535,12 @@ async def cmd_chat(
             if router.offer(line):
                 continue
             if line is None:  # end of input (a piped script): let the work already asked for finish and be shown
-                # (the engine goes idle before the events reach the screen: a slow reader, a stored history)
-                while (session.status().value != "idle" or requests.pending or not awaited <= shown_ended) and (
+                # (the engine goes idle before the events reach the screen: a slow reader, a stored history);
+                # a queued prompt withdrawn by a cancel never gets a turn: stop once nothing shows for 5 s
+                def unshown() -> bool:
+                    return not awaited <= shown_ended and anyio.current_time() - last_shown[0] < 5.0
+
+                while (session.status().value != "idle" or requests.pending or unshown()) and (
                     not interrupts.quit.is_set()
                 ):
                     await anyio.sleep(0.05)
