@@ -320,7 +320,7 @@ class HubSession:
     async def _forward(self, events: AsyncIterator[Event]) -> None:
         async for event in events:
             self.last_seq = event.sequence
-            self.append(event.sequence, dumps({"event": wire.encode_event(event)}))
+            self.append(event.sequence, wire.event_line(event, dumps))
 
     # -- watchers
 

@@ -18,11 +18,12 @@ first problem.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from anyagent import (
     AgentDetails,
@@ -110,6 +111,7 @@ from anyagent import McpServer as _McpServerFactory
 __all__ = [
     "ADDITIONS",
     "WireError",
+    "event_line",
     "camel",
     "decode_answer",
     "decode_config_option",
@@ -466,6 +468,55 @@ def encode_event(event: Event) -> dict[str, JSONData]:
         "kind": encode_event_kind(event.kind),
         "extensions": _json_free(event.extensions),
     }
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_string = json.encoder.encode_basestring  # what the line encoder uses for str with ensure_ascii=False
+_DELTAS: dict[type, tuple[str, str]] = {
+    TextDelta: ('"kind":{"TextDelta":{"message_id":', "message_id"),
+    ReasoningDelta: ('"kind":{"ReasoningDelta":{"message_id":', "message_id"),
+    ToolOutputDelta: ('"kind":{"ToolOutputDelta":{"tool_id":', "tool_id"),
+}
+
+
+def event_line(event: Event, dumps: Callable[[Any], str]) -> str:
+    """The ``{"event": …}`` line of ``event``: the same text as ``dumps({"event": encode_event(event)})``.
+
+    The streaming deltas (text, reasoning, tool output) without extensions are written directly,
+    with no intermediate dicts (they are nearly every line of a flood); every other event goes
+    through ``encode_event`` and ``dumps``.
+    """
+    kind = event.kind
+    delta = _DELTAS.get(type(kind))
+    if delta is None or event.extensions:
+        return dumps({"event": encode_event(event)})
+    when: datetime | None = event.occurred_at
+    if when is not None and when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    secs, nanos = _time_parts(when)
+    turn = event.turn_info
+    if turn is None:
+        turn_text = "null"
+    else:
+        parent = turn.parent_tool_id
+        turn_text = f'{{"id":{_string(turn.id)},"parent_tool_id":{"null" if parent is None else _string(parent)}}}'
+    head, field = delta
+    text = cast("TextDelta | ReasoningDelta | ToolOutputDelta", kind).text
+    return (
+        f'{{"event":{{"sequence":{event.sequence:d},"occurred_at":{{"secs_since_epoch":{secs:d},'
+        f'"nanos_since_epoch":{nanos:d}}},"session_id":{_string(event.session_id)},"turn_info":{turn_text},'
+        f'{head}{_string(getattr(kind, field))},"text":{_string(text)}}}}},"extensions":{{}}}}}}'
+    )
+
+
+def _time_parts(when: datetime | None) -> tuple[int, int]:
+    if when is None:
+        return 0, 0
+    delta = when - _EPOCH
+    secs = delta.days * 86400 + delta.seconds
+    if secs < 0:
+        return 0, 0
+    return secs, delta.microseconds * 1000
 
 
 def encode_discovery(report: DiscoveryReport) -> dict[str, JSONData]:
