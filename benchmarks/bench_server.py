@@ -2,18 +2,21 @@
 
 1. Events/s: an unpaced mock flood of ``--events`` text deltas, read to ``TurnEnded``
    (a) in-process from ``Events`` (the bare loop), (b) through ``anyagent serve --mock`` over stdio by
-   a client that parses every line. Printed: both rates and their ratio (goal: stdio >= 40%).
+   a client that parses every line. Printed: both rates and their ratio (goal: stdio >= 40%), and
+   CPU seconds per event (in-process: this process's; stdio: the serve process's, from /proc), which
+   moves far less than the rates on a shared machine.
    The replay buffer is set above the flood so the unpaced mock never trips the lag close.
 2. Open round trip: ``--opens`` sequential opens (then close) of the mock, in-process vs a command
    line written and its reply read over stdio; median milliseconds each (goal: stdio <= +5 ms).
 
-Run: ``python benchmarks/bench_server.py [--events 20000] [--opens 50]``. Prints ``uptime`` first.
+Run: ``python benchmarks/bench_server.py [--events 100000] [--opens 50]``. Prints ``uptime`` first.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -35,6 +38,17 @@ def _rs_script(events: int) -> dict[str, object]:
     }
 
 
+def _cpu(pid: int | None = None) -> float:
+    """CPU seconds (user + system) of this process, or of ``pid`` read from /proc (Linux)."""
+    if pid is None:
+        return time.process_time()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+CPU: dict[str, float] = {}
+
+
 async def in_process_flood(events: int) -> float:
     script = Script()
     for _ in range(3):
@@ -44,6 +58,7 @@ async def in_process_flood(events: int) -> float:
         session, stream = await runtime.open(agent, SessionOptions.in_dir("."))
         await session.prompt("go")
         start = time.perf_counter()
+        cpu = _cpu()
         n = 0
         async for event in stream:
             if isinstance(event.kind, TextDelta):
@@ -51,6 +66,7 @@ async def in_process_flood(events: int) -> float:
             elif isinstance(event.kind, TurnEnded):
                 break
         elapsed = time.perf_counter() - start
+        CPU["in-process"] = (_cpu() - cpu) / events
         await session.close()
     assert n == events, n
     return events / elapsed
@@ -90,6 +106,7 @@ def stdio_flood(script: Path, events: int) -> float:
     serve = Serve(script, replay=events * 2)
     try:
         session = serve.reply(serve.send(cmd="open", agent="mock", dir="."))["ok"]["id"]  # type: ignore[index]
+        cpu = _cpu(serve.p.pid)
         serve.reply(serve.send(cmd="prompt", session=session, text="go"))
         start = time.perf_counter()
         n = 0
@@ -102,6 +119,7 @@ def stdio_flood(script: Path, events: int) -> float:
                 elif "TurnEnded" in kind:
                     break
         elapsed = time.perf_counter() - start
+        CPU["serve"] = (_cpu(serve.p.pid) - cpu) / events
     finally:
         serve.close()
     assert n == events, n
@@ -136,7 +154,7 @@ def stdio_opens(script: Path, opens: int) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--events", type=int, default=20000)
+    parser.add_argument("--events", type=int, default=100_000)  # 20 000 lasts ~0.1 s: noisy
     parser.add_argument("--opens", type=int, default=50)
     args = parser.parse_args()
     print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
@@ -149,6 +167,11 @@ def main() -> None:
             f"flood of {args.events} deltas: in-process {bare:,.0f} events/s, stdio {piped:,.0f} events/s"
             f" ({piped / bare:.0%} of in-process; goal >= 40%)"
         )
+        if "serve" in CPU:
+            print(
+                f"CPU per event: in-process {CPU['in-process'] * 1e6:.1f} us, serve process"
+                f" {CPU['serve'] * 1e6:.1f} us (in-process / serve = {CPU['in-process'] / CPU['serve']:.0%})"
+            )
         local = statistics.median(anyio.run(in_process_opens, args.opens))
         remote = statistics.median(stdio_opens(script, args.opens))
         print(
