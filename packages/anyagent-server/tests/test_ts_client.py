@@ -7,7 +7,8 @@ The client is not vendored (its code belongs to anyagent-rs). Build it once outs
 
 then point ``ANYAGENT_TS_CLIENT`` at ``DIR/dist/index.js``. The test is skipped when node or the
 built client is missing. ``tests/ts/drive.mjs`` uses the client as a new user would: ``Runtime.start``
-with a mock script, ``discover``, ``open``, ``prompt``, answer the permission, ``close``.
+with a mock script, ``discover``, ``open``, ``prompt``, answer the permission, ``close``;
+``tests/ts/scenarios.mjs`` plays die.json, configure.json and flood.json through it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -63,3 +65,39 @@ async def test_ts_client_open_prompt_answer_close(tmp_path: Path) -> None:
     assert "TurnEnded" in kinds
     assert summary["afterClose"] == "SessionClosed"
     assert summary["code"] == 0
+
+
+async def _scenario(tmp_path: Path, scenario: str) -> dict[str, Any]:
+    assert NODE is not None and CLIENT is not None
+    env = {**os.environ, "ANYAGENT_BIN": str(_binary(tmp_path))}
+    script = str(SCRIPTS / f"{scenario}.json")
+    argv = [NODE, str(HERE / "ts" / "scenarios.mjs"), str(CLIENT), scenario, script, str(tmp_path)]
+    with anyio.fail_after(120):
+        done = await anyio.run_process(argv, env=env, check=False)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    summary: dict[str, Any] = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    assert summary["code"] == 0
+    return summary
+
+
+@needs_client
+async def test_ts_client_sees_the_agent_die_as_turn_failed_then_the_session_error(tmp_path: Path) -> None:
+    summary = await _scenario(tmp_path, "die")
+    assert "Failed" in summary["stop"]
+    assert summary["kinds"][-2:] == ["TurnEnded", "StatusChanged"]
+    thrown = summary["thrown"]
+    assert thrown["kind"] == "ProcessExited" and thrown["data"]["status"] == "9"
+    assert "mock died" in thrown["data"]["stderr"]
+
+
+@needs_client
+async def test_ts_client_configure_updates_its_live_session_info(tmp_path: Path) -> None:
+    summary = await _scenario(tmp_path, "configure")
+    assert (summary["before"], summary["after"], summary["current"]) == ("sonnet", "opus", "opus")
+    assert summary["bad"] == "InvalidConfiguration"
+
+
+@needs_client
+async def test_ts_client_reads_a_20000_event_flood_whole_and_in_order(tmp_path: Path) -> None:
+    summary = await _scenario(tmp_path, "flood")
+    assert summary["deltas"] == 20_000 and summary["ordered"] is True
