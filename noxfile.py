@@ -42,8 +42,20 @@ def tests(session: nox.Session) -> None:
     """Every package's offline tests, on asyncio and trio."""
     _install_packages(session)
     session.install(*TEST_DEPS)
-    targets = [str(p / "tests") for p in PACKAGES if (p / "tests").exists()]
+    # anyagent-ray's tests start Ray clusters: they run in `nox -s ray`
+    targets = [str(p / "tests") for p in PACKAGES if (p / "tests").exists() and p.name != "anyagent-ray"]
     session.run("pytest", *(session.posargs or targets))
+
+
+@nox.session
+def ray(session: nox.Session) -> None:
+    """anyagent-ray's tests on local Ray clusters (one node with 2 CPUs, two nodes on one machine), asyncio and
+    trio. Its ruff and mypy run in `nox -s lint` (ray is a dependency of anyagent-ray, installed everywhere)."""
+    _install_packages(session)
+    session.install(*TEST_DEPS)
+    session.run(
+        "pytest", str(ROOT / "packages/anyagent-ray/tests"), *session.posargs, env={"RAY_USAGE_STATS_ENABLED": "0"}
+    )
 
 
 @nox.session

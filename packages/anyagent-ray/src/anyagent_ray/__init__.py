@@ -1,0 +1,10 @@
+"""anyagent sessions on a Ray cluster: ``RayRuntime`` hosts each session in a Ray actor on a node that has
+the agent, forwards every command and streams the events back in order. See ``docs/ray.md``."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from ._runtime import BATCH, NodeLost, RayEvents, RayRuntime, RaySession
+
+__all__ = ["BATCH", "NodeLost", "RayEvents", "RayRuntime", "RaySession", "__version__"]

@@ -1,0 +1,352 @@
+"""RayRuntime: anyagent sessions hosted in Ray actors, driven from an anyio program."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import attrs
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+import anyagent
+
+__all__ = ["BATCH", "NodeLost", "RayEvents", "RayRuntime", "RaySession"]
+
+BATCH = 256
+"""The most events one pull from an actor carries (the actor's own buffer is the in-process bound)."""
+
+_COMMANDS = frozenset({"prompt", "dequeue", "answer", "configure", "rollback", "compact", "cancel"})
+_QUEUE = 1024  # the same lag bound as in-process: past it the pump stops reading and the session's own bound applies
+
+
+class NodeLost(anyagent.AgentError):
+    """The Ray actor hosting a session, or its node, died; ``node_id`` names the node."""
+
+    def __init__(self, node_id: str, message: str) -> None:
+        super().__init__(message)
+        self.node_id = node_id
+
+
+def _default_factory() -> anyagent.Runtime:
+    return anyagent.Runtime()
+
+
+def _error(name: str, message: str) -> anyagent.AgentError:
+    cls = getattr(anyagent, name, anyagent.AgentError)
+    if not (isinstance(cls, type) and issubclass(cls, anyagent.AgentError)):
+        cls = anyagent.AgentError
+    exc: anyagent.AgentError = cls.__new__(cls)
+    anyagent.AgentError.__init__(exc, message)
+    return exc
+
+
+class _Host:
+    """The actor: one anyagent Runtime and one session, held open by ``run`` for the session's life."""
+
+    def __init__(self, factory: Callable[[], anyagent.Runtime]) -> None:
+        self._factory = factory
+        self._ready = anyio.Event()
+        self._stop = anyio.Event()
+        self._session: anyagent.Session | None = None
+        self._failure: tuple[str, str] | None = None
+        self._send, self._receive = anyio.create_memory_object_stream[Any](_QUEUE)
+
+    def node(self) -> str:
+        return str(ray.get_runtime_context().get_node_id())
+
+    async def run(self, agent_id: str, options: anyagent.SessionOptions) -> None:
+        try:
+            async with self._factory() as runtime:
+                report = await runtime.discover()
+                session, events = await runtime.open(report.require(agent_id), options)
+                self._session = session
+                self._ready.set()
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._pump, events)
+                    await self._stop.wait()
+                    await session.close()
+                    tg.cancel_scope.cancel()
+        except anyagent.AgentError as exc:
+            self._failure = (type(exc).__name__, exc.message)
+        finally:
+            self._ready.set()
+            self._send.close()
+
+    async def _pump(self, events: anyagent.Events) -> None:
+        try:
+            async for event in events:
+                await self._send.send(event)
+        except anyagent.AgentError as exc:
+            await self._send.send((type(exc).__name__, exc.message))
+        finally:
+            self._send.close()
+
+    async def opened(self) -> tuple[anyagent.SessionInfo | None, tuple[str, str] | None, str]:
+        await self._ready.wait()
+        info = self._session.info() if self._session is not None else None
+        return info, self._failure, self.node()
+
+    async def command(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, Any]:
+        if name not in _COMMANDS or self._session is None:
+            return False, ("InvalidRequest", f"no such session command {name!r}")
+        try:
+            return True, await getattr(self._session, name)(*args, **kwargs)
+        except anyagent.AgentError as exc:
+            return False, (type(exc).__name__, exc.message)
+
+    async def pull(self, most: int) -> list[Any] | None:
+        """Up to ``most`` events (waits for the first); None at the end of the stream."""
+        try:
+            batch = [await self._receive.receive()]
+        except anyio.EndOfStream:
+            return None
+        while len(batch) < most:
+            try:
+                batch.append(self._receive.receive_nowait())
+            except (anyio.WouldBlock, anyio.EndOfStream):
+                break
+        return batch
+
+    async def close(self) -> None:
+        self._stop.set()
+
+
+_RemoteHost: Any = ray.remote(num_cpus=0, max_restarts=0)(_Host)
+
+
+@attrs.define(eq=False)
+class RaySession:
+    """The driver's handle on a session hosted in a Ray actor; the methods of ``anyagent.Session``."""
+
+    _runtime: RayRuntime
+    _actor: Any
+    _run: Any
+    node_id: str
+    """The Ray node the session runs on."""
+    _info: anyagent.SessionInfo
+
+    async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        ok, value = await self._runtime._get(self._actor.command.remote(name, args, kwargs), self.node_id)
+        if not ok:
+            raise _error(*value)
+        return value
+
+    async def prompt(self, prompt: Any) -> anyagent.Delivery:
+        """Send a prompt (text or ``Input``); see ``Session.prompt``."""
+        delivery: anyagent.Delivery = await self._call("prompt", prompt)
+        return delivery
+
+    async def dequeue(self, prompt_id: str) -> Any:
+        """Withdraw a queued prompt; see ``Session.dequeue``."""
+        return await self._call("dequeue", prompt_id)
+
+    async def answer(self, request_id: str, answer: anyagent.Answer) -> Any:
+        """Answer a permission or question request; see ``Session.answer``."""
+        return await self._call("answer", request_id, answer)
+
+    async def configure(self, option_id: str, value: Any) -> Any:
+        """Change a config option; see ``Session.configure``."""
+        return await self._call("configure", option_id, value)
+
+    async def rollback(self, turns: int, scope: anyagent.RollbackScope) -> Any:
+        """Roll back turns; see ``Session.rollback``."""
+        return await self._call("rollback", turns, scope)
+
+    async def compact(self) -> Any:
+        """Compact the context; see ``Session.compact``."""
+        return await self._call("compact")
+
+    async def cancel(self, clear_queue: bool = False) -> Any:
+        """Cancel the running turn; see ``Session.cancel``."""
+        return await self._call("cancel", clear_queue=clear_queue)
+
+    def info(self) -> anyagent.SessionInfo:
+        """The session's info as of open."""
+        return self._info
+
+    async def close(self) -> None:
+        """Close the session on its node, reap the agent and end the actor."""
+        try:
+            await self._runtime._get(self._actor.close.remote(), self.node_id)
+            await self._runtime._get(self._run, self.node_id)
+        except NodeLost:
+            pass
+        finally:
+            ray.kill(self._actor, no_restart=True)
+            self._runtime._sessions.discard(self)
+
+    async def __aenter__(self) -> RaySession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.close()
+
+
+class RayEvents:
+    """The ordered events of a remote session, pulled in batches of at most ``BATCH``; one consumer.
+
+    If the actor or its node dies, a running turn ends with ``TurnEnded(Failed)`` and iteration then
+    raises ``NodeLost`` naming the node.
+    """
+
+    def __init__(self, runtime: RayRuntime, actor: Any, node_id: str, session_id: str) -> None:
+        self._runtime = runtime
+        self._actor = actor
+        self._node_id = node_id
+        self._session_id = session_id
+        self._batch: list[Any] = []
+        self._at = 0
+        self._done = False
+        self._pending: BaseException | None = None
+        self._sequence = 0
+        self._turn: anyagent.TurnInfo | None = None
+
+    def __aiter__(self) -> RayEvents:
+        return self
+
+    async def __anext__(self) -> anyagent.Event:
+        while self._at >= len(self._batch):
+            if self._pending is not None:
+                exc, self._pending = self._pending, None
+                raise exc
+            if self._done:
+                raise StopAsyncIteration
+            try:
+                batch = await self._runtime._get(self._actor.pull.remote(BATCH), self._node_id)
+            except NodeLost as exc:
+                self._done = True
+                if self._turn is None:
+                    raise
+                self._pending = exc
+                failed = anyagent.Event(
+                    sequence=self._sequence + 1,
+                    occurred_at=datetime.now(timezone.utc),
+                    session_id=self._session_id,
+                    kind=anyagent.TurnEnded(anyagent.Failed(exc.message)),
+                    turn_info=self._turn,
+                )
+                batch = [failed]
+            if batch is None:
+                self._done = True
+                raise StopAsyncIteration
+            self._batch, self._at = batch, 0
+        item = self._batch[self._at]
+        self._at += 1
+        if isinstance(item, tuple):
+            self._done = True
+            self._batch = []
+            raise _error(*item)
+        event: anyagent.Event = item
+        self._sequence = event.sequence
+        if isinstance(event.kind, anyagent.TurnEnded):
+            self._turn = None
+        elif event.turn_info is not None:
+            self._turn = event.turn_info
+        return event
+
+
+class RayRuntime:
+    """The ``Runtime`` API over a Ray cluster: each session lives in a Ray actor on a node that has its agent.
+
+    ``address`` is passed to ``ray.init`` (None: the cluster in ``RAY_ADDRESS`` or a local one) unless Ray is
+    already initialised. ``runtime`` builds the ``anyagent.Runtime`` inside each actor (a picklable callable;
+    default ``anyagent.Runtime()``, e.g. ``functools.partial(anyagent.Runtime.with_mock, script)``).
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        runtime: Callable[[], anyagent.Runtime] = _default_factory,
+        init: dict[str, Any] | None = None,
+    ) -> None:
+        self._address = address
+        self._factory = runtime
+        self._init = dict(init or {})
+        self._sessions: set[RaySession] = set()
+        self._owns_ray = False
+        self._load: dict[str, int] = {}
+
+    async def __aenter__(self) -> RayRuntime:
+        if not ray.is_initialized():
+            init = functools.partial(ray.init, address=self._address, **self._init)
+            await anyio.to_thread.run_sync(init)
+            self._owns_ray = True
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        with anyio.CancelScope(shield=True):
+            for session in list(self._sessions):
+                await session.close()
+            if self._owns_ray:
+                await anyio.to_thread.run_sync(ray.shutdown)
+
+    async def _get(self, ref: Any, node_id: str) -> Any:
+        try:
+            return await anyio.to_thread.run_sync(ray.get, ref, abandon_on_cancel=True)
+        except (ray.exceptions.RayActorError, ray.exceptions.ActorDiedError) as exc:
+            raise NodeLost(node_id, f"the Ray actor on node {node_id} died: {type(exc).__name__}") from None
+        except ray.exceptions.NodeDiedError:
+            raise NodeLost(node_id, f"the Ray node {node_id} died") from None
+
+    def nodes(self) -> list[str]:
+        """The ids of the cluster's alive nodes."""
+        nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
+        return [str(n["NodeID"]) for n in nodes if n.get("Alive")]
+
+    async def discover(self) -> dict[str, anyagent.DiscoveryReport]:
+        """Each alive node's ``DiscoveryReport`` (which agents it has), by node id."""
+        nodes = await anyio.to_thread.run_sync(self.nodes)
+        task = ray.remote(num_cpus=0)(_discover_on_node)
+        refs = [
+            task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(self._factory)
+            for node in nodes
+        ]
+        reports = await anyio.to_thread.run_sync(ray.get, refs, abandon_on_cancel=True)
+        return dict(zip(nodes, reports, strict=True))
+
+    async def open(
+        self, agent: str | anyagent.AgentInstallation, options: anyagent.SessionOptions, *, node: str | None = None
+    ) -> tuple[RaySession, RayEvents]:
+        """Host a session of ``agent`` in an actor: on ``node`` if given, else the least loaded node having it."""
+        agent_id = agent if isinstance(agent, str) else agent.id
+        if node is None:
+            node = await self._place(agent_id)
+        actor: Any = _RemoteHost.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
+            self._factory
+        )
+        run = actor.run.remote(agent_id, options)
+        try:
+            info, failure, node_id = await self._get(actor.opened.remote(), node)
+        except BaseException:
+            ray.kill(actor, no_restart=True)
+            raise
+        if failure is not None or info is None:
+            ray.kill(actor, no_restart=True)
+            raise _error(*(failure or ("AgentError", "the session did not open")))
+        session = RaySession(self, actor, run, node_id, info)
+        self._sessions.add(session)
+        self._load[node_id] = self._load.get(node_id, 0) + 1
+        return session, RayEvents(self, actor, node_id, info.session_id)
+
+    async def _place(self, agent_id: str) -> str:
+        reports = await self.discover()
+        having = [n for n, r in reports.items() if any(a.id == agent_id for a in r.agents)]
+        if not having:
+            raise anyagent.NotInstalled(agent_id, f"agent {agent_id!r} is installed on no node of the cluster")
+        return min(having, key=lambda n: self._load.get(n, 0))
+
+
+async def _discover_async(factory: Callable[[], anyagent.Runtime]) -> anyagent.DiscoveryReport:
+    async with factory() as runtime:
+        return await runtime.discover()
+
+
+def _discover_on_node(factory: Callable[[], anyagent.Runtime]) -> anyagent.DiscoveryReport:
+    return anyio.run(_discover_async, factory)
