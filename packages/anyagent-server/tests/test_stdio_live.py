@@ -1,5 +1,6 @@
 """Live tier: ``anyagent serve`` over stdio driving the pinned real ``claude`` CLI against the
-testkit's fake model: open, prompt, the turn's text and its end, close, EOF -> exit 0.
+testkit's fake model: open, prompt, the turn's text and its end, close, EOF -> exit 0; and a
+file write the CLI asks permission for, relayed as RequestOpened and answered over the wire.
 
 Run with ``pytest -m live --live``.
 """
@@ -11,7 +12,7 @@ from collections.abc import Callable
 
 import anyio
 import pytest
-from sidecar_client import stdio, texts
+from sidecar_client import kind_of, stdio, texts
 
 from anyagent_testkit.fakemodel import ECHO_PREFIX, FakeModel
 from anyagent_testkit.live import LiveAgent
@@ -48,3 +49,30 @@ async def test_serve_drives_the_real_claude_cli(live_agent: Callable[..., LiveAg
         await sc.close_stdin()
         with anyio.fail_after(30):
             assert await sc.process.wait() == 0
+
+
+async def test_serve_relays_the_real_claude_cli_permission_request_and_the_answer(
+    live_agent: Callable[..., LiveAgent], fake_model: FakeModel
+) -> None:
+    agent = live_agent("claude")
+    env = {
+        **agent.env,
+        "PATH": os.pathsep.join([str(agent.executable.parent), agent.env["PATH"]]),
+        "ANYAGENT_NO_LOGIN_SHELL": "1",
+    }
+    async with stdio(script=None, env=env, cwd=agent.workspace) as sc:
+        c = sc.client
+        with anyio.fail_after(120):
+            _, s = await c.open("claude", dir=str(agent.workspace), permission_mode="Ask")
+            await c.call("prompt", session=s.id, text="WRITE note.txt from serve")
+            opened = await s.until("RequestOpened")
+            request = opened[-1]["kind"]["RequestOpened"]["Permission"]
+            assert "AllowOnce" in request["options"]
+            await c.call("answer", session=s.id, request=request["id"], answer={"Permission": "AllowOnce"})
+            events = await s.until("TurnEnded")
+        assert "Completed" in events[-1]["kind"]["TurnEnded"]["stop"]
+        assert any(kind_of(e) == "RequestClosed" for e in events)
+        assert (agent.workspace / "note.txt").read_text().startswith("from serve")
+        await c.call("close", session=s.id)
+        with anyio.fail_after(30):
+            await s.wait_closed()
