@@ -350,3 +350,32 @@ def test_receive_nowait_hands_out_buffered_frames_without_waiting() -> None:
     got = anyio.run(read)
     assert got[0] == {"a": 1} and isinstance(got[1], BadLine) and got[1].reason == "not a JSON object (list)"
     assert got[2:] == [{"b": 2}, {"c": 3}]
+
+
+def test_receive_nowait_takes_a_buffered_frame_in_one_python_call() -> None:
+    """The flood's path: a frame already read is decoded and handed out by ``receive_nowait``
+    itself, with no further Python call per frame (fails before: each frame also went through
+    ``_parse``). Counted with ``sys.setprofile``, so the figure does not depend on the load."""
+    chunk = b"".join(b'{"type":"delta","text":"w%d "}\n' % k for k in range(100))
+    fake = SimpleNamespace(stdout=_Chunks([chunk]), max_line=1024, recorder=None)
+    calls: list[str] = []
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+
+    async def read() -> list[Any]:
+        lines = JsonLines(cast(AgentProcess, fake))
+        got: list[Any] = [await lines.receive()]
+        take = lines.receive_nowait
+        sys.setprofile(count)
+        try:
+            for _ in range(99):
+                got.append(take())
+        finally:
+            sys.setprofile(None)
+        return got
+
+    got = anyio.run(read)
+    assert got == [{"type": "delta", "text": f"w{k} "} for k in range(100)]
+    assert calls.count("receive_nowait") == 99 and len(calls) == 99, sorted(set(calls))

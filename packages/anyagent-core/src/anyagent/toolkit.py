@@ -419,6 +419,7 @@ class DriverLoop(Generic[F]):
     async def run(self, link: seam.DriverLink) -> None:
         """Serve the session until ``Close`` or the agent's death; always shut down."""
         self._link = link
+        self.send = link.send  # type: ignore[method-assign]  # the same (the link stays), one call less per event
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg

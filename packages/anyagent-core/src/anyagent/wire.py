@@ -152,6 +152,15 @@ class JsonLines:
         while self._next < len(ready):
             line = ready[self._next]
             self._next += 1
+            if _fast_decode is not None and self._recorder is None and self._log is None and type(line) is bytes:
+                # the flood's path, inlined: one decode, nothing to record or log
+                try:
+                    value = _fast_decode(line)
+                except (ValueError, RecursionError):
+                    pass
+                else:
+                    if type(value) is dict:
+                        return value
             value = self._parse(line)
             if value is not None:
                 return value
