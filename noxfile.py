@@ -159,7 +159,8 @@ def browser(session: nox.Session) -> None:
     /usr/bin/chromium; Playwright's own browser download is not used) against the server as a subprocess."""
     _install_packages(session)
     session.install(*BROWSER_DEPS)
-    session.run("pytest", "-p", "no:anyio", *(session.posargs or ["packages/anyagent-server/browser_tests"]))
+    # --live: the claude scenario installs the pinned CLI from npm (like nox -s live) and runs against the fake model
+    session.run("pytest", "-p", "no:anyio", "--live", *(session.posargs or ["packages/anyagent-server/browser_tests"]))
 
 
 @nox.session
