@@ -47,7 +47,7 @@ SPAWNED: list[int] = []
 async def spawn(*args: Any, **kwargs: Any) -> AgentProcess:
     """``anyagent.process.spawn`` that remembers the process group for ``leak_check``."""
     proc = await real_spawn(*args, **kwargs)
-    SPAWNED.append(proc.pid)
+    SPAWNED.append(proc.group_id)
     return proc
 
 
@@ -186,7 +186,7 @@ async def test_exec_errors_are_precise_and_the_shim_fallback_still_launches(
         proc = await spawn(agent("echo"), cwd=tmp_path)
         lines = JsonLines(proc)
         assert await first(lines) == {"ready": proc.pid}
-        assert os.getsid(proc.pid) == proc.pid
+        assert os.getsid(proc.pid) == proc.group_id
         assert await proc.aclose() == "exit status: 0"
 
 
@@ -236,7 +236,7 @@ async def test_echo_round_trip_and_cooperative_close(tmp_path: Path) -> None:
         started = time.monotonic()
         assert await proc.aclose() == "exit status: 0"
         assert time.monotonic() - started < 1.5  # stdin EOF was enough
-        await until(lambda: not group_alive(proc.pid), 2.0)  # the whole group is gone, not just the leader
+        await until(lambda: not group_alive(proc.group_id), 2.0)  # the whole group is gone, not just the leader
         assert proc.status == "exit status: 0"
 
 
@@ -280,7 +280,7 @@ async def test_stubborn_agent_reaches_sigkill_within_the_bound(tmp_path: Path) -
         started = time.monotonic()
         assert await proc.aclose(grace=0.3) == "signal: 9 (SIGKILL)"
         assert time.monotonic() - started < 2.0
-        await until(lambda: not group_alive(proc.pid), 2.0)  # the whole group is gone, not just the leader
+        await until(lambda: not group_alive(proc.group_id), 2.0)  # the whole group is gone, not just the leader
 
 
 async def test_sigterm_step_is_used_when_it_works(tmp_path: Path) -> None:
@@ -309,7 +309,7 @@ async def test_grandchild_holding_the_pipes_cannot_wedge_the_reader(tmp_path: Pa
                 await lines.receive()
         await until(lambda: not pid_alive(info["grandchild"]))
         assert await proc.aclose() == "exit status: 0"
-        await until(lambda: not group_alive(proc.pid))  # init reaps the orphaned grandchild
+        await until(lambda: not group_alive(proc.group_id))  # init reaps the orphaned grandchild
 
 
 async def test_aclose_kills_the_whole_group(tmp_path: Path) -> None:
@@ -319,7 +319,7 @@ async def test_aclose_kills_the_whole_group(tmp_path: Path) -> None:
         assert isinstance(info, dict)
         assert pid_alive(info["grandchild"])
         assert await proc.aclose(grace=0.2) == "signal: 9 (SIGKILL)"
-        await until(lambda: not group_alive(proc.pid))
+        await until(lambda: not group_alive(proc.group_id))
 
 
 async def test_aclose_is_idempotent_concurrent_and_shielded(tmp_path: Path) -> None:
@@ -342,7 +342,7 @@ async def test_aclose_is_idempotent_concurrent_and_shielded(tmp_path: Path) -> N
         with anyio.CancelScope() as scope:
             scope.cancel()
             await proc2.aclose(grace=0.1)  # the ladder runs to the end under a cancelled scope
-        await until(lambda: not group_alive(proc2.pid), 2.0)  # the whole group is gone, not just the leader
+        await until(lambda: not group_alive(proc2.group_id), 2.0)  # the whole group is gone, not just the leader
 
 
 async def test_context_manager_closes(tmp_path: Path) -> None:
@@ -431,8 +431,9 @@ async def test_agent_runs_in_cwd_and_its_own_session(tmp_path: Path) -> None:
         frame = await first(JsonLines(proc))
         assert isinstance(frame, dict)
         assert frame["cwd"] == str(tmp_path)
-        assert os.getpgid(proc.pid) == proc.pid
-        assert os.getsid(proc.pid) == proc.pid
+        assert os.getpgid(proc.pid) == proc.group_id
+        assert os.getsid(proc.pid) == proc.group_id
+        assert os.getsid(proc.group_id) == proc.group_id
         await proc.aclose()
 
 
@@ -572,7 +573,7 @@ async def test_one_guard_per_host_and_nothing_extra_in_the_agent_group(tmp_path:
         try:
             await anyio.sleep(0.1)
             for proc in procs:
-                assert live_members(proc.pid) == [proc.pid]
+                assert sorted(live_members(proc.group_id)) == sorted({proc.group_id, proc.pid})
             assert guard is not None and GUARD.pid == guard and os.getsid(guard) == guard
         finally:
             for proc in procs:

@@ -61,6 +61,53 @@ async def test_leader_exit_ends_the_turn_while_an_escaped_grandchild_holds_stdou
 
 
 # ---------------------------------------------------------------------------------------------
+# issue 28 item 2: nothing the agent started survives the session, even after the agent died first
+
+
+def _read_if_there(path: Path) -> str | None:
+    return path.read_text() if path.exists() else None
+
+
+async def _wait_file(path: Path) -> str:
+    with anyio.fail_after(8):
+        while (text := _read_if_there(path)) is None:
+            await anyio.sleep(0.01)
+    return text
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="contained on Linux (a process group elsewhere)")
+@pytest.mark.parametrize("how", ["exits", "sigkilled"])
+async def test_nothing_the_agent_started_survives_after_the_agent_died_first(tmp_path: Path, how: str) -> None:
+    """A setsid grandchild and a double-fork daemon, then the agent exits on its own mid-turn (or
+    is SIGKILLed): once the session has ended, none of them runs (the reaper held them)."""
+    detached: list[int] = []
+    try:
+        async with Runtime(plugins=[Plugin()]) as runtime:
+            session, events = await runtime.open(
+                agent("detach" if how == "exits" else "detachstay"), SessionOptions.in_dir(tmp_path)
+            )
+            await session.prompt("hello")
+            detached = [int(pid) for pid in (await _wait_file(tmp_path / "detached.pids")).split()]
+            if how == "sigkilled":
+                agent_pid = int(await _wait_file(tmp_path / "agent.pid"))
+                os.kill(agent_pid, signal.SIGKILL)
+            ends = []
+            with anyio.fail_after(8), pytest.raises(ProcessExited) as info:
+                async for event in events:
+                    if isinstance(event.kind, TurnEnded):
+                        ends.append(event.kind.stop)
+            assert ends == [Failed("the agent exited during the turn")]
+            assert info.value.status == ("exit status: 3" if how == "exits" else "signal: 9 (SIGKILL)"), info.value
+            await session.close()
+        alive = [pid for pid in detached if pid_alive(pid)]
+        assert not alive, f"still running after the session ended: {alive}"
+    finally:
+        for pid in detached:
+            if pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------------------------
 # item 12: what no OS can pass to a process is InvalidConfiguration, before any pipe is opened
 
 
@@ -124,7 +171,7 @@ async def test_close_kills_a_grandchild_that_called_setsid(tmp_path: Path, grace
     info = json.loads(line)
     try:
         assert pid_alive(info["grandchild"])
-        assert os.getpgid(info["grandchild"]) != proc.pid
+        assert os.getpgid(info["grandchild"]) != proc.group_id
         await proc.aclose(grace=grace)
         with anyio.fail_after(3):
             while pid_alive(info["grandchild"]):

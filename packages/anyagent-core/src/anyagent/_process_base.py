@@ -145,7 +145,12 @@ class _Child(Protocol):
     """What ``AgentProcess`` needs from one spawned child, whatever the OS."""
 
     @property
-    def pid(self) -> int: ...
+    def pid(self) -> int:
+        """The group leader's id (the reaper's on Linux, else the agent's)."""
+
+    @property
+    def agent_pid(self) -> int:
+        """The agent's own process id."""
 
     @property
     def stdin(self) -> ByteSendStream: ...

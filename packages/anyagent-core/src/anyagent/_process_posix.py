@@ -8,6 +8,8 @@ own every pipe end as a non-blocking anyio stream. One reactor thread per host p
 child: ``_Reactor``) feeds every child's stderr into its bounded tail and reaps each leader the
 moment its pidfd says it exited, killing stragglers in its group first; the event loop waits for an
 exit on a pidfd of its own (``wait_exited``), so a live, quiet session costs no wakeups.
+Where the guard runs the agent is started under the reaper (``_REAPER``, a child subreaper) that
+holds its whole process tree and kills what is left of it once the agent exits.
 """
 
 from __future__ import annotations
@@ -315,6 +317,7 @@ class _PosixChild:
 
     def __init__(self, popen: subprocess.Popen[bytes], stdin_fd: int | None, stdout_fd: int, stderr_fd: int) -> None:
         self._pid = popen.pid
+        self._agent_pid = popen.pid
         self._popen = popen
         self._lock = threading.Lock()
         self._reaped = False
@@ -330,6 +333,15 @@ class _PosixChild:
     @property
     def pid(self) -> int:
         return self._pid
+
+    @property
+    def agent_pid(self) -> int:
+        """The agent's own id: the leader's, or under the reaper the reaper's child."""
+        return self._agent_pid
+
+    @agent_pid.setter
+    def agent_pid(self, pid: int) -> None:
+        self._agent_pid = pid
 
     @property
     def stdin(self) -> ByteSendStream:
@@ -667,6 +679,131 @@ _SHIM = textwrap.dedent(
 )
 
 
+# The reaper: what contains an agent's whole process tree on Linux (issue 28 item 2).
+#
+# ``python -I -S`` started in a new session (it leads the group, so every group signal of the
+# close ladder reaches it and the agent alike). It makes itself a child subreaper
+# (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux >= 3.4): a descendant orphaned anywhere below it
+# (a double-fork daemon, the children of an agent that died) is re-parented to it, not to init,
+# so it stays in the tree ``escapees`` walks from the leader, even after ``setsid``. It forks
+# the agent (same group; signal dispositions, SIGPIPE/SIGXFSZ and LC_CTYPE restored as the exec
+# shim does; exec errors through the status pipe), drops its own copies of the agent's stdio
+# (so EOF still means the agent closed them), ignores SIGINT/SIGTERM/SIGHUP/SIGQUIT (the agent
+# decides what those mean) and waits, reaping the orphans it inherits. When the agent exits -
+# on its own, from a signal, or SIGKILLed by anyone - it SIGKILLs every process left below it,
+# round after round until none is left (each round's victims are its own unreaped children,
+# so no id is reused under it), then exits with the agent's exact status (an exit code, or
+# the same signal raised on itself). Cost: one more Python start per launch, ~15-25 ms of CPU
+# (``benchmarks/bench_spawn.py``) and ~9 MB RSS per agent while it runs; ``ANYAGENT_CONTAIN=0``
+# turns it off (the bare launch: a process group and the ``/proc`` walk at close only).
+_REAPER = textwrap.dedent(
+    """\
+    import os, signal, sys
+    status, lc = int(sys.argv[1]), sys.argv[2]
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+    except Exception:
+        pass
+    inherited = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"):
+        sig = getattr(signal, name)
+        inherited[sig] = signal.getsignal(sig) == signal.SIG_IGN
+        signal.signal(sig, signal.SIG_IGN)
+    try:
+        agent = os.fork()
+    except OSError as exc:
+        os.write(status, ("+%d:%s" % (exc.errno or 0, exc.strerror or exc)).encode())
+        os._exit(127)
+    if agent == 0:
+        for sig, ignored in inherited.items():
+            signal.signal(sig, signal.SIG_IGN if ignored else signal.SIG_DFL)
+        for name in ("SIGPIPE", "SIGXFSZ"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
+        if lc == "-":
+            os.environ.pop("LC_CTYPE", None)
+        else:
+            os.environ["LC_CTYPE"] = lc[1:]
+        os.set_inheritable(status, False)
+        os.write(status, b"+%d+" % os.getpid())
+        try:
+            os.execv(sys.argv[3], sys.argv[4:])
+        except OSError as exc:
+            os.write(status, ("%d:%s" % (exc.errno or 0, exc.strerror or exc)).encode())
+        os._exit(127)
+    os.close(status)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    code = None
+    while code is None:
+        try:
+            pid, st = os.wait()
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            break
+        if pid == agent:
+            code = st
+
+    def children():
+        me = os.getpid()
+        kids = []
+        try:
+            for tid in os.listdir("/proc/%d/task" % me):
+                with open("/proc/%d/task/%s/children" % (me, tid), "rb") as file:
+                    kids += [int(part) for part in file.read().split()]
+            return kids
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return kids
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open("/proc/%s/stat" % entry, "rb") as file:
+                        if int(file.read().rsplit(b")", 1)[-1].split()[1]) == me:
+                            kids.append(int(entry))
+                except (OSError, ValueError, IndexError):
+                    pass
+        return kids
+
+    for _ in range(1000):
+        kids = children()
+        if not kids:
+            break
+        for kid in kids:
+            try:
+                os.kill(kid, signal.SIGKILL)
+            except OSError:
+                pass
+        for kid in kids:
+            try:
+                os.waitpid(kid, 0)
+            except (ChildProcessError, InterruptedError):
+                pass
+    if code is None:
+        os._exit(1)
+    if os.WIFSIGNALED(code):
+        sig = os.WTERMSIG(code)
+        try:
+            import resource
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        except Exception:
+            pass
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+        os.kill(os.getpid(), sig)
+        os._exit(128 + sig)
+    os._exit(os.WEXITSTATUS(code))
+    """
+)
+
+
 def _use_shim() -> bool:
     return sys.platform.startswith("linux") and bool(sys.executable) and not getattr(sys, "frozen", False)
 
@@ -900,6 +1037,12 @@ async def start_child(
     (``drain_stdout`` needs nothing at launch here: ``start_drain`` takes the stdout pipe.)
     Where the host's guard works (or no parent-death signal is needed: not Linux) the launch runs
     in a worker thread; else the exec shim is forked from the event-loop thread."""
+    if _contain():
+        child, status_r = await anyio.to_thread.run_sync(
+            _launch_reaped, exe, argv, cwd, env, stdin, limiter=_launchers()
+        )
+        child.agent_pid = await _await_exec(child, status_r, exe, reaped=True)
+        return child
     if _GUARD.usable() or not _use_shim():
         child = await anyio.to_thread.run_sync(_launch, exe, argv, cwd, env, stdin, limiter=_launchers())
         try:
@@ -932,6 +1075,25 @@ def _launch(exe: str, argv: list[str], cwd: str, env: dict[str, str], stdin: boo
     if child._exit_fd is not None and _GUARD.usable():
         _GUARD.watch(child.pid, child._exit_fd)
     return child
+
+
+def _contain() -> bool:
+    """Linux with the guard: start each agent under the reaper (``_REAPER``), unless
+    ``ANYAGENT_CONTAIN=0`` asks for the bare launch (read at each launch)."""
+    return _GUARD.usable() and os.environ.get("ANYAGENT_CONTAIN", "1") != "0"
+
+
+def _launch_reaped(exe: str, argv: list[str], cwd: str, env: dict[str, str], stdin: bool) -> tuple[_PosixChild, int]:
+    """In a worker thread: ``Popen`` the reaper (which forks and execs the agent), hand its pidfd
+    to the guard; (child, the read end of the exec status pipe)."""
+    status_r, status_w = os.pipe()
+    lc = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
+    command = [sys.executable, "-I", "-S", "-c", _REAPER, str(status_w), lc, exe, *argv]
+    popen, in_w, out_r, err_r = _popen_agent(command, None, exe, cwd, env, stdin=stdin, passed=status_w, ours=status_r)
+    child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
+    if child._exit_fd is not None:
+        _GUARD.watch(child.pid, child._exit_fd)
+    return child, status_r
 
 
 async def _start_shimmed(exe: str, argv: list[str], cwd: str, env: dict[str, str], *, stdin: bool) -> _PosixChild:
@@ -992,9 +1154,11 @@ def _popen_agent(
     return popen, in_w, out_r, err_r
 
 
-async def _await_exec(child: _PosixChild, status_r: int, exe: str) -> None:
+async def _await_exec(child: _PosixChild, status_r: int, exe: str, *, reaped: bool = False) -> int:
     """Wait for the shim's report: ``+`` then EOF (exec worked), ``+errno:text`` (exec failed),
-    or nothing (the shim died). On failure or cancellation kill, reap and close the child."""
+    or nothing (the shim died); the agent's pid (the child's own but under the reaper, whose
+    report is ``+PID+`` in place of ``+``). On failure or cancellation kill, reap and close the
+    child."""
     try:
         with anyio.move_on_after(_EXEC_WAIT) as scope:
             report = await _read_to_eof(status_r)
@@ -1003,8 +1167,12 @@ async def _await_exec(child: _PosixChild, status_r: int, exe: str) -> None:
         raise
     finally:
         os.close(status_r)
+    agent = child.pid
+    if reaped and report[:1] == b"+" and b"+" in report[1:]:
+        number, _, rest = report[1:].partition(b"+")
+        agent, report = int(number), b"+" + rest
     if report == b"+" and not scope.cancelled_caught:
-        return
+        return agent
     await _discard(child)
     if scope.cancelled_caught:
         raise SpawnFailed(f"cannot start {exe}: it did not start within {_EXEC_WAIT:g} s")

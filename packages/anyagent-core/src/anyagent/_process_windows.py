@@ -111,6 +111,10 @@ class _WindowsChild:
         return self._process.pid
 
     @property
+    def agent_pid(self) -> int:
+        return self._process.pid
+
+    @property
     def stdin(self) -> ByteSendStream:
         return self._process.stdin or _NoStdin()
 

@@ -291,7 +291,15 @@ class AgentProcess:
 
     @property
     def pid(self) -> int:
-        """The agent's process id (also its process group id on POSIX)."""
+        """The agent's process id. On POSIX the agent runs in a process group of its own; on
+        Linux its leader is the reaper that holds the agent's whole tree (``group_id``), elsewhere
+        the agent itself."""
+        return self._child.agent_pid
+
+    @property
+    def group_id(self) -> int:
+        """The id of the agent's process group (POSIX; the job's process on Windows): the
+        reaper's on Linux (see the troubleshooting guide), else the agent's own id."""
         return self._child.pid
 
     @property
