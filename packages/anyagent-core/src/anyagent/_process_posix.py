@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import selectors
 import signal
 import socket
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -1038,10 +1040,16 @@ async def start_child(
     Where the host's guard works (or no parent-death signal is needed: not Linux) the launch runs
     in a worker thread; else the exec shim is forked from the event-loop thread."""
     if _contain():
-        child, status_r = await anyio.to_thread.run_sync(
-            _launch_reaped, exe, argv, cwd, env, stdin, limiter=_launchers()
-        )
-        child.agent_pid = await _await_exec(child, status_r, exe, reaped=True)
+        child, report = await anyio.to_thread.run_sync(_launch_reaped, exe, argv, cwd, env, stdin, limiter=_launchers())
+        try:
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        except BaseException:
+            await _discard(child)
+            raise
+        failure = _reaper_report(child, report, exe)
+        if failure is not None:
+            await _discard(child)
+            raise SpawnFailed(failure)
         return child
     if _GUARD.usable() or not _use_shim():
         child = await anyio.to_thread.run_sync(_launch, exe, argv, cwd, env, stdin, limiter=_launchers())
@@ -1083,17 +1091,60 @@ def _contain() -> bool:
     return _GUARD.usable() and os.environ.get("ANYAGENT_CONTAIN", "1") != "0"
 
 
-def _launch_reaped(exe: str, argv: list[str], cwd: str, env: dict[str, str], stdin: bool) -> tuple[_PosixChild, int]:
+def _launch_reaped(
+    exe: str, argv: list[str], cwd: str, env: dict[str, str], stdin: bool
+) -> tuple[_PosixChild, bytes | None]:
     """In a worker thread: ``Popen`` the reaper (which forks and execs the agent), hand its pidfd
-    to the guard; (child, the read end of the exec status pipe)."""
+    to the guard, and wait (real time, off the loop: no event-loop clock is involved) for the
+    exec report; (child, the report, or None if none came within ``_EXEC_WAIT``)."""
     status_r, status_w = os.pipe()
     lc = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
     command = [sys.executable, "-I", "-S", "-c", _REAPER, str(status_w), lc, exe, *argv]
     popen, in_w, out_r, err_r = _popen_agent(command, None, exe, cwd, env, stdin=stdin, passed=status_w, ours=status_r)
-    child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
-    if child._exit_fd is not None:
-        _GUARD.watch(child.pid, child._exit_fd)
-    return child, status_r
+    try:
+        child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
+        if child._exit_fd is not None:
+            _GUARD.watch(child.pid, child._exit_fd)
+        return child, _read_report(status_r, _EXEC_WAIT)
+    finally:
+        os.close(status_r)
+
+
+def _read_report(fd: int, wait: float) -> bytes | None:
+    """In a worker thread: what the (blocking) status pipe ``fd`` delivers until EOF, or None if
+    EOF does not come within ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    data = b""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        if not poller.poll(left * 1000):
+            continue
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return data
+        data += chunk
+
+
+def _reaper_report(child: _PosixChild, report: bytes | None, exe: str) -> str | None:
+    """Read the reaper's report into ``child.agent_pid``: None if the agent was exec'd (``+PID+``
+    then EOF), else why not (``+PID+errno:text``: the exec failed; ``+errno:text``: the fork did;
+    empty: the reaper died; None: no report in time)."""
+    if report is None:
+        return f"cannot start {exe}: it did not start within {_EXEC_WAIT:g} s"
+    if not report:
+        return f"cannot start {exe}: the reaper exited first ({exit_status_text(child.returncode)})"
+    number, plus, rest = report[1:].partition(b"+")
+    if plus and number.isdigit():
+        child.agent_pid = int(number)
+        if not rest:
+            return None
+        report = b"+" + rest
+    code, _, text = report[1:].decode("utf-8", "replace").partition(":")
+    return f"cannot execute {exe}: {text} (errno {code})"
 
 
 async def _start_shimmed(exe: str, argv: list[str], cwd: str, env: dict[str, str], *, stdin: bool) -> _PosixChild:
@@ -1154,11 +1205,10 @@ def _popen_agent(
     return popen, in_w, out_r, err_r
 
 
-async def _await_exec(child: _PosixChild, status_r: int, exe: str, *, reaped: bool = False) -> int:
+async def _await_exec(child: _PosixChild, status_r: int, exe: str) -> None:
     """Wait for the shim's report: ``+`` then EOF (exec worked), ``+errno:text`` (exec failed),
-    or nothing (the shim died); the agent's pid (the child's own but under the reaper, whose
-    report is ``+PID+`` in place of ``+``). On failure or cancellation kill, reap and close the
-    child."""
+    or nothing (the shim died). On failure or cancellation kill, reap and close the child."""
+    report = b""
     try:
         with anyio.move_on_after(_EXEC_WAIT) as scope:
             report = await _read_to_eof(status_r)
@@ -1167,12 +1217,8 @@ async def _await_exec(child: _PosixChild, status_r: int, exe: str, *, reaped: bo
         raise
     finally:
         os.close(status_r)
-    agent = child.pid
-    if reaped and report[:1] == b"+" and b"+" in report[1:]:
-        number, _, rest = report[1:].partition(b"+")
-        agent, report = int(number), b"+" + rest
     if report == b"+" and not scope.cancelled_caught:
-        return agent
+        return
     await _discard(child)
     if scope.cancelled_caught:
         raise SpawnFailed(f"cannot start {exe}: it did not start within {_EXEC_WAIT:g} s")
