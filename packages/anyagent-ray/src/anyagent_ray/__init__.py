@@ -5,6 +5,18 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from ._fleet import Card, CardResult, load_cards, run_fleet
 from ._runtime import BATCH, NodeLost, RayEvents, RayRuntime, RaySession
 
-__all__ = ["BATCH", "NodeLost", "RayEvents", "RayRuntime", "RaySession", "__version__"]
+__all__ = [
+    "BATCH",
+    "Card",
+    "CardResult",
+    "load_cards",
+    "run_fleet",
+    "NodeLost",
+    "RayEvents",
+    "RayRuntime",
+    "RaySession",
+    "__version__",
+]

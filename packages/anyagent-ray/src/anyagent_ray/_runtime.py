@@ -178,7 +178,9 @@ class RaySession:
             pass
         finally:
             ray.kill(self._actor, no_restart=True)
-            self._runtime._sessions.discard(self)
+            if self in self._runtime._sessions:
+                self._runtime._sessions.discard(self)
+                self._runtime._load[self.node_id] -= 1
 
     async def __aenter__(self) -> RaySession:
         return self
@@ -272,6 +274,8 @@ class RayRuntime:
         self._sessions: set[RaySession] = set()
         self._owns_ray = False
         self._load: dict[str, int] = {}
+        self._reports: dict[str, anyagent.DiscoveryReport] | None = None
+        self._discovering = anyio.Lock()
 
     async def __aenter__(self) -> RayRuntime:
         if not ray.is_initialized():
@@ -309,7 +313,8 @@ class RayRuntime:
             for node in nodes
         ]
         reports = await anyio.to_thread.run_sync(ray.get, refs, abandon_on_cancel=True)
-        return dict(zip(nodes, reports, strict=True))
+        self._reports = dict(zip(nodes, reports, strict=True))
+        return self._reports
 
     async def open(
         self, agent: str | anyagent.AgentInstallation, options: anyagent.SessionOptions, *, node: str | None = None
@@ -336,7 +341,8 @@ class RayRuntime:
         return session, RayEvents(self, actor, node_id, info.session_id)
 
     async def _place(self, agent_id: str) -> str:
-        reports = await self.discover()
+        async with self._discovering:  # placement reuses the last discovery (discover() refreshes it)
+            reports = self._reports if self._reports is not None else await self.discover()
         having = [n for n, r in reports.items() if any(a.id == agent_id for a in r.agents)]
         if not having:
             raise anyagent.NotInstalled(agent_id, f"agent {agent_id!r} is installed on no node of the cluster")
