@@ -110,3 +110,21 @@ def test_reload_mid_turn_shows_every_event_once(page: Any, store: Path, workdir:
         expect(page.locator(".thread-button .badge").first).to_have_text("Idle")
     finally:
         assert ui.stop() == 0
+
+
+def test_usage_shows_the_context_window_and_the_plan_answer(page: Any, store: Path, workdir: Path) -> None:
+    ui = start(store, "demo.json")
+    try:
+        page.goto(ui.url)
+        new_thread(page, workdir)
+        send(page, "fix it")
+        expect(page.locator("#chat-status")).to_have_text("Idle")
+        expect(page.locator("#cancel")).to_be_hidden()  # nothing to cancel between turns
+        page.click("#usage-button")
+        usage = page.locator("#usage")
+        expect(usage.locator(".usage-label").first).to_have_text("48,210 of 200,000 tokens (24%)")
+        expect(usage).to_contain_text("Cost: $0.0412")
+        expect(usage.locator("h3")).to_have_text(["Context", "Plan"])
+        expect(usage.locator("p").last).not_to_have_text("")  # the plan windows, or the agent's typed answer
+    finally:
+        assert ui.stop() == 0
