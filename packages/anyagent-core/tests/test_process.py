@@ -492,7 +492,8 @@ HOST = textwrap.dedent(
     from anyagent._process_posix import _GUARD
 
     async def main():
-        proc = await spawn([sys.executable, {agent!r}, "grandchild", "stay"], cwd=".")
+        mode = sys.argv[3:] or ["grandchild", "stay"]
+        proc = await spawn([sys.executable, {agent!r}, *mode], cwd=".")
         line = await proc.stdout.receive()
         info = json.loads(line)
         info["guard"] = _GUARD.pid
@@ -512,8 +513,8 @@ HOST = textwrap.dedent(
 ).format(agent=str(FAKES / "stdio_agent.py"))
 
 
-def run_host(backend: str, how: str) -> tuple[subprocess.Popen[bytes], dict[str, int]]:
-    host = subprocess.Popen([sys.executable, "-c", HOST, backend, how], stdout=subprocess.PIPE)
+def run_host(backend: str, how: str, *mode: str) -> tuple[subprocess.Popen[bytes], dict[str, int]]:
+    host = subprocess.Popen([sys.executable, "-c", HOST, backend, how, *mode], stdout=subprocess.PIPE)
     assert host.stdout is not None
     with host.stdout:
         info = json.loads(host.stdout.readline())
@@ -599,6 +600,20 @@ async def test_atexit_reaper_kills_the_group_at_interpreter_exit(anyio_backend: 
         host, info = run_host(anyio_backend, "exit")
         assert host.wait(timeout=10) == 0
         await until(lambda: not pid_alive(info["pid"]) and not pid_alive(info["grandchild"]))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="found through /proc")
+async def test_atexit_reaper_kills_a_setsid_grandchild_of_an_agent_that_ignores_sigterm(anyio_backend: str) -> None:
+    """At interpreter exit the leader ignores SIGTERM, so the group is SIGKILLed: the grandchild that
+    called setsid is outside the group and must be found (and killed) before that kill."""
+    async with leak_check():
+        host, info = run_host(anyio_backend, "exit", "escapee")
+        try:
+            assert host.wait(timeout=10) == 0
+            await until(lambda: not pid_alive(info["pid"]) and not pid_alive(info["grandchild"]), 3.0)
+        finally:
+            if pid_alive(info["grandchild"]):
+                os.kill(info["grandchild"], signal.SIGKILL)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -584,7 +584,8 @@ _OWNER = os.getpid()
 
 
 def _reap_all(patience: float = 0.5) -> None:
-    """At interpreter exit: SIGTERM every live group, wait up to ``patience``, SIGKILL the rest."""
+    """At interpreter exit: SIGTERM every live group, wait up to ``patience``, SIGKILL the rest
+    and the descendants of theirs that left the group (``setsid``)."""
     if os.getpid() != _OWNER:
         return
     with _LIVE_LOCK:
@@ -598,7 +599,9 @@ def _reap_all(patience: float = 0.5) -> None:
         time.sleep(0.01)
         children = [child for child in children if not child.poll_exit()]
     for child in children:
+        escaped = child.escapees()  # setsid descendants (Linux), found while the leader holds them
         child.kill_group()
+        child.kill_escapees(escaped)
         child.poll_exit()
 
 
