@@ -323,22 +323,26 @@ class RayRuntime:
         agent_id = agent if isinstance(agent, str) else agent.id
         if node is None:
             node = await self._place(agent_id)
-        actor: Any = _RemoteHost.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
-            self._factory
-        )
-        run = actor.run.remote(agent_id, options)
+        self._load[node] = self._load.get(node, 0) + 1  # counted at placement, so a burst of opens spreads
         try:
-            info, failure, node_id = await self._get(actor.opened.remote(), node)
+            actor: Any = _RemoteHost.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)
+            ).remote(self._factory)
+            run = actor.run.remote(agent_id, options)
+            try:
+                info, failure, _node = await self._get(actor.opened.remote(), node)
+            except BaseException:
+                ray.kill(actor, no_restart=True)
+                raise
+            if failure is not None or info is None:
+                ray.kill(actor, no_restart=True)
+                raise _error(*(failure or ("AgentError", "the session did not open")))
         except BaseException:
-            ray.kill(actor, no_restart=True)
+            self._load[node] -= 1
             raise
-        if failure is not None or info is None:
-            ray.kill(actor, no_restart=True)
-            raise _error(*(failure or ("AgentError", "the session did not open")))
-        session = RaySession(self, actor, run, node_id, info)
+        session = RaySession(self, actor, run, node, info)
         self._sessions.add(session)
-        self._load[node_id] = self._load.get(node_id, 0) + 1
-        return session, RayEvents(self, actor, node_id, info.session_id)
+        return session, RayEvents(self, actor, node, info.session_id)
 
     async def _place(self, agent_id: str) -> str:
         async with self._discovering:  # placement reuses the last discovery (discover() refreshes it)
