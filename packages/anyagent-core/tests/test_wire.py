@@ -379,3 +379,34 @@ def test_receive_nowait_takes_a_buffered_frame_in_one_python_call() -> None:
     got = anyio.run(read)
     assert got == [{"type": "delta", "text": f"w{k} "} for k in range(100)]
     assert calls.count("receive_nowait") == 99 and len(calls) == 99, sorted(set(calls))
+
+
+def test_peer_receive_nowait_takes_a_buffered_notification_without_asking_the_lock() -> None:
+    """``JsonRpcPeer.receive_nowait`` on notifications already read: per message one call into
+    ``JsonLines`` and the ``Notification``, nothing else (fails before: it also called the read
+    lock's ``locked()`` for each). Counted with ``sys.setprofile``."""
+    from anyagent.wire import JsonRpcPeer, Notification
+
+    chunk = b"".join(b'{"method":"delta","params":{"k":%d}}\n' % k for k in range(50))
+    fake = SimpleNamespace(stdout=_Chunks([chunk]), max_line=1024, recorder=None)
+    calls: list[str] = []
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+
+    async def read() -> list[Any]:
+        peer = JsonRpcPeer(JsonLines(cast(AgentProcess, fake)))
+        got: list[Any] = [await peer.receive()]
+        take = peer.receive_nowait
+        sys.setprofile(count)
+        try:
+            for _ in range(49):
+                got.append(take())
+        finally:
+            sys.setprofile(None)
+        return got
+
+    got = anyio.run(read)
+    assert got == [Notification("delta", {"k": k}) for k in range(50)]
+    assert "locked" not in calls and len(calls) == 49 * 3, sorted(set(calls))

@@ -282,7 +282,7 @@ class CodexDriver(seam.Driver):
             ):
                 fast = self._translator.text_delta(params)  # the flood: no dispatch, one event
                 if fast is not None:
-                    await self._loop.link.send(fast)  # frames are read only while the loop runs
+                    await self._loop.send(fast)  # the link's own send while the loop runs
                     return
             await self._on_notification(message)
         elif isinstance(message, Notification):

@@ -452,6 +452,7 @@ class JsonRpcPeer:
         self._inbox: collections.deque[Message] = collections.deque()
         self._replies: list[Frame] = []
         self._read_lock = anyio.Lock(fast_acquire=True)
+        self._reading = False  # ``_read_lock`` is held (a plain flag: ``receive_nowait`` asks per message)
         self._ended: AgentError | None = None
 
     @property
@@ -518,7 +519,7 @@ class JsonRpcPeer:
         ``anyio.WouldBlock`` when the next one needs a read, another task is reading, or an
         automatic answer has to be sent first."""
         while not self._inbox:
-            if self._ended is not None or self._replies or self._read_lock.locked():
+            if self._ended is not None or self._replies or self._reading:
                 raise anyio.WouldBlock
             frame = self.lines.receive_nowait()
             if type(frame) is dict and "id" not in frame:
@@ -559,13 +560,17 @@ class JsonRpcPeer:
     async def _pump(self, satisfied: Callable[[], bool]) -> None:
         """Read one frame unless ``satisfied()`` already holds once we hold the read lock."""
         async with self._read_lock:
-            if not satisfied() and self._ended is None:
-                try:
-                    frame = await self.lines.receive()
-                except anyio.EndOfStream:
-                    self._ended = await self.lines.process.exit_error()
-                else:
-                    self._route(frame)
+            self._reading = True
+            try:
+                if not satisfied() and self._ended is None:
+                    try:
+                        frame = await self.lines.receive()
+                    except anyio.EndOfStream:
+                        self._ended = await self.lines.process.exit_error()
+                    else:
+                        self._route(frame)
+            finally:
+                self._reading = False
         await self._send_replies()
 
     async def _send_replies(self) -> None:
