@@ -17,7 +17,6 @@ import contextlib
 import hmac
 import json
 import mimetypes
-import os
 import secrets
 import socket
 import sys
@@ -33,7 +32,7 @@ from anyagent import Delivery, Events, Runtime, Session, SessionOptions
 
 from . import wire
 from .hub import Hub
-from .websocket import Receive, Scope, Send, SidecarApp
+from .websocket import Receive, Scope, Send, SidecarApp, announce, host_asgi
 
 __all__ = ["COOKIE", "StoreTee", "UiApp", "serve_ui"]
 
@@ -249,9 +248,6 @@ async def serve_ui(
     """Serve the web app for ``runtime`` with threads in ``store`` (open) on 127.0.0.1:``port`` until
     ``shutdown`` is set or SIGINT/SIGTERM arrives. Prints ``{"url": URL}`` (the URL with the token)
     on stdout once listening (``ready`` gets the dict instead), and opens the browser on it."""
-    import sniffio
-    from hypercorn.config import Config
-
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -267,49 +263,20 @@ async def serve_ui(
     hosts = {f"127.0.0.1:{bound}", f"localhost:{bound}"}
     url = f"http://127.0.0.1:{bound}/?token={token}"
     info = {"url": url, "store": store.location}
-    config = Config()
-    config.bind = [f"fd://{os.dup(sock.fileno())}"]
-    config.accesslog = None
-    config.errorlog = None
-    config.graceful_timeout = 2.0
     stop = shutdown or anyio.Event()
     tee = StoreTee(store)
     try:
         async with Hub(runtime, tee=tee) as hub:
             app = UiApp(hub, store, tee, token, hosts)
-            async with anyio.create_task_group() as tg:
 
-                async def on_signal() -> None:
-                    import signal
-
-                    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                        async for _ in signals:
-                            stop.set()
-                            return
-
-                async def run_server() -> None:
-                    if sniffio.current_async_library() == "trio":
-                        from hypercorn.trio import serve as trio_serve
-
-                        await trio_serve(app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
-                    else:
-                        from hypercorn.asyncio import serve as asyncio_serve
-
-                        await asyncio_serve(app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
-                    tg.cancel_scope.cancel()
-
-                if sys.platform != "win32":
-                    tg.start_soon(on_signal)
-                tg.start_soon(run_server)
-                if ready is not None:
-                    ready(info)
-                else:
-                    sys.stdout.write(json.dumps(info) + "\n")
-                    sys.stdout.flush()
+            async def started() -> None:
+                announce(info, ready)
                 if open_browser:
                     import webbrowser
 
                     await anyio.to_thread.run_sync(webbrowser.open, url)
+
+            await host_asgi(app, sock, stop, started)
     finally:
         sock.close()
     return 0

@@ -207,9 +207,6 @@ async def serve_websocket(
     Prints one JSON line to stdout once listening: ``{"listening": URL, "token": TOKEN,
     "token_file": PATH}`` (``ready`` gets the same dict instead, when given).
     """
-    import sniffio
-    from hypercorn.config import Config
-
     try:
         host, port = _split(listen)
     except ValueError as exc:
@@ -241,46 +238,73 @@ async def serve_websocket(
     url_host = f"[{host}]" if ":" in host else host
     info = {"listening": f"ws://{url_host}:{bound}/", "token": token, "token_file": str(path)}
 
-    config = Config()
-    config.bind = [f"fd://{os.dup(sock.fileno())}"]  # hypercorn owns (and closes) the descriptor it is given
-    config.websocket_max_message_size = max_line
-    config.accesslog = None
-    config.errorlog = None
-    config.graceful_timeout = 2.0
     stop = shutdown or anyio.Event()
     try:
         async with Hub(runtime, replay=replay, max_line=max_line) as hub:
             app = SidecarApp(hub, token, origins=origins)
-            async with anyio.create_task_group() as tg:
 
-                async def on_signal() -> None:
-                    import signal
+            async def started() -> None:
+                announce(info, ready)
 
-                    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                        async for _ in signals:
-                            stop.set()
-                            return
-
-                async def run_server() -> None:
-                    # in a task of its own: hypercorn's shutdown must not touch the caller's task
-                    if sniffio.current_async_library() == "trio":
-                        from hypercorn.trio import serve as trio_serve
-
-                        await trio_serve(app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
-                    else:
-                        from hypercorn.asyncio import serve as asyncio_serve
-
-                        await asyncio_serve(app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
-                    tg.cancel_scope.cancel()
-
-                if sys.platform != "win32":
-                    tg.start_soon(on_signal)
-                tg.start_soon(run_server)
-                if ready is not None:
-                    ready(info)
-                else:
-                    sys.stdout.write(json.dumps(info) + "\n")
-                    sys.stdout.flush()
+            await host_asgi(app, sock, stop, started, max_message=max_line)
     finally:
         sock.close()
     return 0
+
+
+def announce(info: dict[str, Any], ready: Callable[[dict[str, Any]], None] | None) -> None:
+    """Hand ``info`` (where the server listens) to ``ready``, else print it as one JSON line on stdout."""
+    if ready is not None:
+        ready(info)
+    else:
+        sys.stdout.write(json.dumps(info) + "\n")
+        sys.stdout.flush()
+
+
+async def host_asgi(
+    app: Any,
+    sock: socket.socket,
+    stop: anyio.Event,
+    started: Callable[[], Awaitable[None]],
+    *,
+    max_message: int | None = None,
+) -> None:
+    """Serve the ASGI ``app`` with hypercorn (asyncio or trio, whichever runs) on ``sock`` (bound and
+    listening; hypercorn gets a duplicate of it) until ``stop`` is set or SIGINT/SIGTERM arrives.
+    ``started`` runs once the server task is started (announce the address there)."""
+    import sniffio
+    from hypercorn.config import Config
+
+    config = Config()
+    config.bind = [f"fd://{os.dup(sock.fileno())}"]  # hypercorn owns (and closes) the descriptor it is given
+    if max_message is not None:
+        config.websocket_max_message_size = max_message
+    config.accesslog = None
+    config.errorlog = None
+    config.graceful_timeout = 2.0
+    async with anyio.create_task_group() as tg:
+
+        async def on_signal() -> None:
+            import signal
+
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    stop.set()
+                    return
+
+        async def run_server() -> None:
+            # in a task of its own: hypercorn's shutdown must not touch the caller's task
+            if sniffio.current_async_library() == "trio":
+                from hypercorn.trio import serve as trio_serve
+
+                await trio_serve(app, config, shutdown_trigger=stop.wait)
+            else:
+                from hypercorn.asyncio import serve as asyncio_serve
+
+                await asyncio_serve(app, config, shutdown_trigger=stop.wait)
+            tg.cancel_scope.cancel()
+
+        if sys.platform != "win32":
+            tg.start_soon(on_signal)
+        tg.start_soon(run_server)
+        await started()
