@@ -513,8 +513,10 @@ HOST = textwrap.dedent(
 ).format(agent=str(FAKES / "stdio_agent.py"))
 
 
-def run_host(backend: str, how: str, *mode: str) -> tuple[subprocess.Popen[bytes], dict[str, int]]:
-    host = subprocess.Popen([sys.executable, "-c", HOST, backend, how, *mode], stdout=subprocess.PIPE)
+def run_host(backend: str, how: str, *mode: str, contain: str = "1") -> tuple[subprocess.Popen[bytes], dict[str, int]]:
+    """A host process running ``HOST``; ``contain="0"``: with ``ANYAGENT_CONTAIN=0`` (no reaper)."""
+    env = {**os.environ, "ANYAGENT_CONTAIN": contain}
+    host = subprocess.Popen([sys.executable, "-c", HOST, backend, how, *mode], stdout=subprocess.PIPE, env=env)
     assert host.stdout is not None
     with host.stdout:
         info = json.loads(host.stdout.readline())
@@ -603,11 +605,18 @@ async def test_atexit_reaper_kills_the_group_at_interpreter_exit(anyio_backend: 
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="found through /proc")
-async def test_atexit_reaper_kills_a_setsid_grandchild_of_an_agent_that_ignores_sigterm(anyio_backend: str) -> None:
-    """At interpreter exit the leader ignores SIGTERM, so the group is SIGKILLed: the grandchild that
-    called setsid is outside the group and must be found (and killed) before that kill."""
+@pytest.mark.parametrize("contain", ["1", "0"])
+@pytest.mark.parametrize("agent_mode", ["ignores-sigterm", "dies-of-sigterm"])
+async def test_atexit_reaper_kills_a_setsid_grandchild_of_an_agent(
+    anyio_backend: str, contain: str, agent_mode: str
+) -> None:
+    """At interpreter exit the group is SIGTERMed, then SIGKILLed if the leader ignores that: the
+    grandchild that called setsid is outside the group and must be found (and killed) whether the
+    leader ignored SIGTERM or died of it, with the reaper (``contain="1"``) or without it (found by
+    the ``/proc`` walk before the SIGTERM: an agent that dies of it orphans the grandchild)."""
+    mode = ("escapee",) if agent_mode == "ignores-sigterm" else ("escapee", "mortal")
     async with leak_check():
-        host, info = run_host(anyio_backend, "exit", "escapee")
+        host, info = run_host(anyio_backend, "exit", *mode, contain=contain)
         try:
             assert host.wait(timeout=10) == 0
             await until(lambda: not pid_alive(info["pid"]) and not pid_alive(info["grandchild"]), 3.0)

@@ -584,24 +584,30 @@ _OWNER = os.getpid()
 
 
 def _reap_all(patience: float = 0.5) -> None:
-    """At interpreter exit: SIGTERM every live group, wait up to ``patience``, SIGKILL the rest
-    and the descendants of theirs that left the group (``setsid``)."""
+    """At interpreter exit: SIGTERM every live group, wait up to ``patience``, SIGKILL the rest,
+    then the descendants that left a group (``setsid``; found before the SIGTERM too, so those of
+    an agent that died of it are not missed)."""
     if os.getpid() != _OWNER:
         return
     with _LIVE_LOCK:
         children = list(_LIVE)
         _LIVE.clear()
     children = [child for child in children if not child.poll_exit()]
+    # setsid descendants (Linux), found while the leader still holds them: one that dies of the
+    # SIGTERM orphans them, and the walk from a reaped leader would find nothing
+    escaped = {child: child.escapees() for child in children}
     for child in children:
         child.terminate_group()
     deadline = time.monotonic() + patience
-    while children and time.monotonic() < deadline:
+    left = children
+    while left and time.monotonic() < deadline:
         time.sleep(0.01)
-        children = [child for child in children if not child.poll_exit()]
-    for child in children:
-        escaped = child.escapees()  # setsid descendants (Linux), found while the leader holds them
+        left = [child for child in left if not child.poll_exit()]
+    for child in left:
+        escaped[child] += child.escapees()
         child.kill_group()
-        child.kill_escapees(escaped)
+    for child in children:
+        child.kill_escapees(escaped[child])
         child.poll_exit()
 
 

@@ -10,7 +10,8 @@ Modes (each prints ``{"ready": <pid>}`` first unless noted):
   stubborn      ignore SIGTERM and stdin EOF; sleep forever
   grandchild    start a grandchild that holds stdout/stderr and sleeps, print {"grandchild": pid},
                 then exit (or, with ARG "stay", ignore EOF/SIGTERM and sleep too)
-  escapee       like ``grandchild stay``, but the grandchild calls setsid (leaves the group)
+  escapee       like ``grandchild stay``, but the grandchild calls setsid (leaves the group); with
+                ARG "mortal" the agent does not ignore SIGTERM (it dies of it, the grandchild stays)
   env           print {"env": environ, "cwd": cwd, "sigign": <SigIgn mask>} and exit
   slowstart S   sleep S seconds before the ready line (to cancel a spawn mid-way)
 """
@@ -100,12 +101,13 @@ def stubborn() -> None:
     sleep_forever()
 
 
-def grandchild(stay: bool, escape: bool = False) -> None:
+def grandchild(stay: bool, escape: bool = False, mortal: bool = False) -> None:
     code = "import time\nwhile True: time.sleep(3600)"
     child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL, start_new_session=escape)
+    if stay and not mortal:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # before the line: a SIGTERM right after it is ignored
     out({"grandchild": child.pid, "pid": os.getpid()})
     if stay:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         sleep_forever()
     os._exit(0)
 
@@ -139,7 +141,7 @@ def main() -> None:
     elif mode == "grandchild":
         grandchild(arg == "stay")
     elif mode == "escapee":
-        grandchild(True, escape=True)
+        grandchild(True, escape=True, mortal=arg == "mortal")
     elif mode == "env":
         env()
     elif mode == "slowstart":
