@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import anyio
@@ -103,6 +105,64 @@ async def test_nothing_the_agent_started_survives_after_the_agent_died_first(tmp
         assert not alive, f"still running after the session ended: {alive}"
     finally:
         for pid in detached:
+            if pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+HOST = textwrap.dedent(
+    """
+    import sys, anyio
+    sys.path.insert(0, {tests!r})
+    from linessupport import Plugin, agent
+    from anyagent import Runtime, SessionOptions
+
+    async def main():
+        async with Runtime(plugins=[Plugin()]) as runtime:
+            session, events = await runtime.open(agent("detachstay"), SessionOptions.in_dir(sys.argv[2]))
+            await session.prompt("hello")
+            await anyio.sleep_forever()
+
+    anyio.run(main, backend=sys.argv[1])
+    """
+).format(tests=str(Path(__file__).parent))
+
+
+def _start_host(backend: str, cwd: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", HOST, backend, str(cwd)], stdin=subprocess.DEVNULL)
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="contained on Linux (a process group elsewhere)")
+async def test_nothing_the_agent_started_survives_the_host_killed(tmp_path: Path, anyio_backend: str) -> None:
+    """A host process (a real anyagent runtime) whose agent started a setsid grandchild and a
+    double-fork daemon is SIGKILLed mid-turn: the agent, both detached processes and the agent's
+    reaper all end (the reaper sees the host's death and kills its whole tree; the host's guard,
+    which kills the group, must not kill the reaper before it has)."""
+    host = _start_host(anyio_backend, tmp_path)
+    tree: list[int] = []
+    try:
+        detached = [int(pid) for pid in (await _wait_file(tmp_path / "detached.pids")).split()]
+        agent_pid = int(await _wait_file(tmp_path / "agent.pid"))
+        tree = [agent_pid, *detached]
+        reaper = _parent(agent_pid)
+        if reaper != host.pid:  # contained (ANYAGENT_CONTAIN=0 leaves the agent a child of the host)
+            tree.append(reaper)
+        assert all(pid_alive(pid) for pid in tree), tree
+        host.kill()
+        host.wait()
+        with anyio.move_on_after(5):
+            while any(pid_alive(pid) for pid in tree):
+                await anyio.sleep(0.02)
+        alive = [pid for pid in tree if pid_alive(pid)]
+        assert not alive, f"still running 5 s after the host was SIGKILLed: {alive} of {tree}"
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait()
+        for pid in tree:
             if pid_alive(pid):
                 os.kill(pid, signal.SIGKILL)
 

@@ -331,6 +331,7 @@ class _PosixChild:
         self._job: _DrainJob | None = None
         self._exit_fd = _open_pidfd(self._pid)  # the event loop's own, for ``wait_exited``
         self._exit_waiter: anyio.Event | None = None
+        self.contained = False  # led by the reaper (``_REAPER``): the guard gives it time to clean up
 
     @property
     def pid(self) -> int:
@@ -598,6 +599,44 @@ def _open_pidfd(pid: int) -> int | None:
     return fd
 
 
+# What the exec shim and the reaper share, in the process that becomes the agent: restore what
+# Python startup changed (ignored SIGPIPE/SIGXFSZ, the C-locale coercion of LC_CTYPE), report
+# ``hello`` on the status pipe (close-on-exec from here on, so the host reads EOF once the exec
+# worked), exec ``argv``; an exec error goes back as ``errno:text`` (``_exec_error`` reads it).
+_EXEC_AGENT = textwrap.dedent(
+    """\
+    import os, signal, sys
+
+    def exec_agent(status, lc, argv, hello):
+        for name in ("SIGPIPE", "SIGXFSZ"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
+        if lc == "-":
+            os.environ.pop("LC_CTYPE", None)
+        else:
+            os.environ["LC_CTYPE"] = lc[1:]
+        os.set_inheritable(status, False)
+        os.write(status, hello)
+        try:
+            os.execv(argv[0], argv[1:])
+        except OSError as exc:
+            os.write(status, ("%d:%s" % (exc.errno or 0, exc.strerror or exc)).encode())
+        os._exit(127)
+    """
+)
+
+
+def _lc_arg(env: Mapping[str, str]) -> str:
+    """How ``exec_agent`` restores LC_CTYPE: ``=value``, or ``-`` (unset)."""
+    return "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
+
+
+def _exec_error(report: bytes, exe: str) -> str:
+    """The message for an ``errno:text`` exec error from ``exec_agent`` (the bytes after ``+``)."""
+    code, _, text = report.decode("utf-8", "replace").partition(":")
+    return f"cannot execute {exe}: {text} (errno {code})"
+
+
 # The exec shim that gives the agent a parent-death signal on Linux.
 #
 # Why a shim: ``prctl(PR_SET_PDEATHSIG)`` has to run in the child between fork and exec.
@@ -606,9 +645,8 @@ def _open_pidfd(pid: int) -> int | None:
 # and trio even forks from a worker thread: PDEATHSIG fires when the *forking thread* exits,
 # so a trio-forked agent would be killed when that idle worker thread retires. So we fork with
 # ``subprocess.Popen`` from the event-loop thread, and exec this shim, which sets the signal,
-# checks that the host did not die in between, restores what Python startup changed (ignored
-# SIGPIPE/SIGXFSZ, the C-locale coercion of LC_CTYPE), and execs the agent. Exec errors come back
-# through a close-on-exec status pipe, so a bad executable is still a precise ``SpawnFailed``.
+# checks that the host did not die in between, and execs the agent (``exec_agent``). Exec errors
+# come back through a close-on-exec status pipe, so a bad executable is still a precise ``SpawnFailed``.
 # The shim also forks a guard into the agent's group before the exec (double fork, so the agent
 # never sees it as a child; it holds none of the agent's pipes and ignores SIGTERM/SIGINT/SIGHUP):
 # it blocks on a pidfd of the host and, when the host dies, SIGKILLs the group, so the agent's
@@ -618,9 +656,8 @@ def _open_pidfd(pid: int) -> int | None:
 # Now only the fallback where the host's guard cannot run (Linux without pidfds or ``send_fds``):
 # it costs ~25 ms per spawn (``benchmarks/bench_spawn.py``: a Python start, ctypes, a double
 # fork) and forks from the event-loop thread; the guard path costs ~1 ms over a bare spawn.
-_SHIM = textwrap.dedent(
+_SHIM = _EXEC_AGENT + textwrap.dedent(
     """\
-    import os, signal, sys
     host, status, lc = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     try:
         import ctypes
@@ -663,45 +700,36 @@ _SHIM = textwrap.dedent(
                 pass
             except ChildProcessError:
                 break
-    for name in ("SIGPIPE", "SIGXFSZ"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-    if lc == "-":
-        os.environ.pop("LC_CTYPE", None)
-    else:
-        os.environ["LC_CTYPE"] = lc[1:]
-    os.set_inheritable(status, False)
-    os.write(status, b"+")
-    try:
-        os.execv(sys.argv[4], sys.argv[5:])
-    except OSError as exc:
-        os.write(status, ("%d:%s" % (exc.errno or 0, exc.strerror or exc)).encode())
-        os._exit(127)
+    exec_agent(status, lc, sys.argv[4:], b"+")
     """
 )
 
 
-# The reaper: what contains an agent's whole process tree on Linux (issue 28 item 2).
+# The reaper: what contains an agent's whole process tree on Linux (issue 28 items 2 and 15).
 #
 # ``python -I -S`` started in a new session (it leads the group, so every group signal of the
 # close ladder reaches it and the agent alike). It makes itself a child subreaper
 # (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux >= 3.4): a descendant orphaned anywhere below it
 # (a double-fork daemon, the children of an agent that died) is re-parented to it, not to init,
 # so it stays in the tree ``escapees`` walks from the leader, even after ``setsid``. It forks
-# the agent (same group; signal dispositions, SIGPIPE/SIGXFSZ and LC_CTYPE restored as the exec
-# shim does; exec errors through the status pipe), drops its own copies of the agent's stdio
-# (so EOF still means the agent closed them), ignores SIGINT/SIGTERM/SIGHUP/SIGQUIT (the agent
-# decides what those mean) and waits, reaping the orphans it inherits. When the agent exits -
-# on its own, from a signal, or SIGKILLed by anyone - it SIGKILLs every process left below it,
-# round after round until none is left (each round's victims are its own unreaped children,
-# so no id is reused under it), then exits with the agent's exact status (an exit code, or
-# the same signal raised on itself). Cost: one more Python start per launch, ~15-25 ms of CPU
-# (``benchmarks/bench_spawn.py``) and ~9 MB RSS per agent while it runs; ``ANYAGENT_CONTAIN=0``
-# turns it off (the bare launch: a process group and the ``/proc`` walk at close only).
-_REAPER = textwrap.dedent(
+# the agent (same group; signal dispositions restored, then ``exec_agent``), drops its own copies
+# of the agent's stdio (so EOF still means the agent closed them), ignores
+# SIGINT/SIGTERM/SIGHUP/SIGQUIT (the agent decides what those mean) and waits in ``poll`` on a
+# pidfd of the host and on its SIGCHLD wake-up pipe, reaping the orphans it inherits. When the
+# agent exits - on its own, from a signal, or SIGKILLed by anyone - or the host dies (however:
+# the host's pidfd turns readable; the host's guard leaves a reaper's group alone for
+# ``_REAPER_GRACE`` seconds so that it can do this), it SIGKILLs every process left below it, round
+# after round until none is left (each round's victims are its own unreaped children, so no id is
+# reused under it; an orphan of a killed process is re-parented to it for the next round), then
+# exits with the agent's exact status (an exit code, or the same signal raised on itself).
+# Cost: one more Python start per launch, ~15-25 ms of CPU (``benchmarks/bench_spawn.py``) and
+# ~9 MB RSS per agent while it runs; ``ANYAGENT_CONTAIN=0`` turns it off (the bare launch: a
+# process group and the ``/proc`` walk at close only).
+_REAPER = _EXEC_AGENT + textwrap.dedent(
     """\
-    import os, signal, sys
-    status, lc = int(sys.argv[1]), sys.argv[2]
+    import select
+    status, host, lc = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    os.set_inheritable(host, False)
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
@@ -712,43 +740,54 @@ _REAPER = textwrap.dedent(
         sig = getattr(signal, name)
         inherited[sig] = signal.getsignal(sig) == signal.SIG_IGN
         signal.signal(sig, signal.SIG_IGN)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda sig, frame: None)
     try:
         agent = os.fork()
     except OSError as exc:
         os.write(status, ("+%d:%s" % (exc.errno or 0, exc.strerror or exc)).encode())
         os._exit(127)
     if agent == 0:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for sig, ignored in inherited.items():
             signal.signal(sig, signal.SIG_IGN if ignored else signal.SIG_DFL)
-        for name in ("SIGPIPE", "SIGXFSZ"):
-            if hasattr(signal, name):
-                signal.signal(getattr(signal, name), signal.SIG_DFL)
-        if lc == "-":
-            os.environ.pop("LC_CTYPE", None)
-        else:
-            os.environ["LC_CTYPE"] = lc[1:]
-        os.set_inheritable(status, False)
-        os.write(status, b"+%d+" % os.getpid())
-        try:
-            os.execv(sys.argv[3], sys.argv[4:])
-        except OSError as exc:
-            os.write(status, ("%d:%s" % (exc.errno or 0, exc.strerror or exc)).encode())
-        os._exit(127)
+        exec_agent(status, lc, sys.argv[4:], b"+%d+" % os.getpid())
     os.close(status)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     os.close(null)
+    waiting = select.poll()
+    waiting.register(host, select.POLLIN)
+    waiting.register(wake_r, select.POLLIN)
     code = None
-    while code is None:
+    orphaned = False
+    while code is None and not orphaned:
         try:
-            pid, st = os.wait()
-        except InterruptedError:
-            continue
+            while True:
+                pid, st = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    break
+                if pid == agent:
+                    code = st
         except ChildProcessError:
             break
-        if pid == agent:
-            code = st
+        if code is not None:
+            break
+        for fd, _ in waiting.poll():
+            if fd == host:
+                orphaned = True
+            else:
+                try:
+                    while os.read(wake_r, 512):
+                        pass
+                except BlockingIOError:
+                    pass
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
 
     def children():
         me = os.getpid()
@@ -783,10 +822,12 @@ _REAPER = textwrap.dedent(
                 pass
         for kid in kids:
             try:
-                os.waitpid(kid, 0)
+                _, st = os.waitpid(kid, 0)
             except (ChildProcessError, InterruptedError):
-                pass
-    if code is None:
+                continue
+            if kid == agent and code is None:
+                code = st
+    if code is None or orphaned:
         os._exit(1)
     if os.WIFSIGNALED(code):
         sig = os.WTERMSIG(code)
@@ -819,7 +860,10 @@ def _use_shim() -> bool:
 # process, never a reused id). It forgets a leader the moment that pidfd says it exited (the host
 # kills the stragglers of a group itself, while the leader is a zombie). When the host's pidfd
 # becomes readable (the host is gone, however it died) it reads what the host sent last and
-# SIGKILLs the group of every leader still running, then exits. EOF on the socket alone is not
+# SIGKILLs the group of every leader still running, then exits; a leader that is a reaper (sent as
+# ``rPID``) sees the host's death itself and kills its whole tree, setsid descendants included,
+# which a group kill would not reach: its group is SIGKILLed only if it still runs
+# ``_REAPER_GRACE`` seconds later. EOF on the socket alone is not
 # enough: a dying host closes its files before its pidfd signals, so the guard waits up to 5 s for
 # the pidfd, and exits quietly if the host still runs (it replaced this guard with a new one,
 # which it told of every live agent). While a leader runs its id is pinned as the
@@ -832,7 +876,7 @@ def _use_shim() -> bool:
 # a host killed within that instant leaves that one agent unguarded (it still reads EOF on stdin).
 _GUARD_SRC = textwrap.dedent(
     """\
-    import os, select, signal, socket, sys
+    import os, select, signal, socket, sys, time
     for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"):
         signal.signal(getattr(signal, name), signal.SIG_IGN)
     try:
@@ -840,8 +884,9 @@ _GUARD_SRC = textwrap.dedent(
         resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
     except Exception:
         pass
-    host, sock = int(sys.argv[1]), socket.socket(fileno=int(sys.argv[2]))
+    host, sock, grace = int(sys.argv[1]), socket.socket(fileno=int(sys.argv[2])), float(sys.argv[3])
     leaders = {}
+    reapers = set()
     poll = select.poll()
     poll.register(host, select.POLLIN)
     poll.register(sock.fileno(), select.POLLIN)
@@ -853,6 +898,8 @@ _GUARD_SRC = textwrap.dedent(
             return False
         for pidfd in fds:
             leaders[pidfd] = int(data[1:])
+            if data[:1] == b"r":
+                reapers.add(pidfd)
             poll.register(pidfd, select.POLLIN)
         return bool(data)
 
@@ -867,6 +914,7 @@ _GUARD_SRC = textwrap.dedent(
         for fd in ready:
             if fd in leaders:
                 del leaders[fd]
+                reapers.discard(fd)
                 poll.unregister(fd)
                 os.close(fd)
         if sock.fileno() in ready and not take():
@@ -882,11 +930,29 @@ _GUARD_SRC = textwrap.dedent(
             sys.exit(0)
     exited = {fd for fd, _ in poll.poll(0)}
     for pidfd, pid in leaders.items():
-        if pidfd not in exited:
+        if pidfd not in exited and pidfd not in reapers:
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
+    left = select.poll()
+    for pidfd in reapers - exited:
+        left.register(pidfd, select.POLLIN)
+    pending = reapers - exited
+    deadline = time.monotonic() + grace
+    while pending and time.monotonic() < deadline:
+        try:
+            done = {fd for fd, _ in left.poll(max(1, int((deadline - time.monotonic()) * 1000)))}
+        except InterruptedError:
+            continue
+        for fd in done:
+            left.unregister(fd)
+        pending -= done
+    for pidfd in pending:
+        try:
+            os.killpg(leaders[pidfd], signal.SIGKILL)
+        except OSError:
+            pass
     """
 )
 
@@ -916,13 +982,14 @@ class _Guard:
         with self._lock:
             self._ensure_locked()
 
-    def watch(self, pid: int, pidfd: int) -> bool:
-        """Hand the guard a pidfd of leader ``pid``; False if no guard could take it."""
+    def watch(self, pid: int, pidfd: int, *, reaper: bool = False) -> bool:
+        """Hand the guard a pidfd of leader ``pid`` (``reaper``: it is a reaper, which cleans up
+        its own tree when the host dies); False if no guard could take it."""
         with self._lock:
             for _ in range(2):  # a guard that died is replaced, and told of every live agent again
                 try:
                     sock = self._ensure_locked()
-                    socket.send_fds(sock, [b"+%d" % pid], [pidfd])
+                    socket.send_fds(sock, [_guard_message(pid, reaper)], [pidfd])
                     return True
                 except OSError:
                     self._close_locked()
@@ -941,7 +1008,7 @@ class _Guard:
             raise
         try:
             self._popen = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _GUARD_SRC, str(host), str(theirs.fileno())],
+                [sys.executable, "-I", "-S", "-c", _GUARD_SRC, str(host), str(theirs.fileno()), str(_REAPER_GRACE)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -972,7 +1039,7 @@ class _Guard:
                     continue
                 pidfd = os.dup(child._exit_fd)
             try:
-                socket.send_fds(sock, [b"+%d" % child.pid], [pidfd])
+                socket.send_fds(sock, [_guard_message(child.pid, child.contained)], [pidfd])
             finally:
                 os.close(pidfd)
 
@@ -1004,6 +1071,11 @@ class _Guard:
         self._popen = None
 
 
+def _guard_message(pid: int, reaper: bool) -> bytes:
+    """What the guard is told with a leader's pidfd: ``+PID``, or ``rPID`` for a reaper."""
+    return b"%s%d" % (b"r" if reaper else b"+", pid)
+
+
 def _close_watched(sock: socket.socket) -> None:
     """In the reactor thread: stop watching ``sock``, then close it."""
     if sock.fileno() >= 0:
@@ -1027,6 +1099,7 @@ def _reap_later(popen: subprocess.Popen[bytes]) -> None:
 
 
 _GUARD_SEND_WAIT = 5.0  # seconds a registration may wait for room in the guard's socket
+_REAPER_GRACE = 5.0  # seconds the guard leaves a reaper, once the host died, to kill its tree itself
 _GUARD = _Guard()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_GUARD.forget_after_fork)
@@ -1097,14 +1170,21 @@ def _launch_reaped(
     """In a worker thread: ``Popen`` the reaper (which forks and execs the agent), hand its pidfd
     to the guard, and wait (real time, off the loop: no event-loop clock is involved) for the
     exec report; (child, the report, or None if none came within ``_EXEC_WAIT``)."""
-    status_r, status_w = os.pipe()
-    lc = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
-    command = [sys.executable, "-I", "-S", "-c", _REAPER, str(status_w), lc, exe, *argv]
-    popen, in_w, out_r, err_r = _popen_agent(command, None, exe, cwd, env, stdin=stdin, passed=status_w, ours=status_r)
+    host: int = getattr(os, "pidfd_open")(os.getpid())  # noqa: B009 - Linux only (_contain())
+    try:
+        status_r, status_w = os.pipe()
+    except BaseException:
+        os.close(host)
+        raise
+    command = [sys.executable, "-I", "-S", "-c", _REAPER, str(status_w), str(host), _lc_arg(env), exe, *argv]
+    popen, in_w, out_r, err_r = _popen_agent(
+        command, None, exe, cwd, env, stdin=stdin, passed=(status_w, host), ours=status_r
+    )
     try:
         child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
+        child.contained = True
         if child._exit_fd is not None:
-            _GUARD.watch(child.pid, child._exit_fd)
+            _GUARD.watch(child.pid, child._exit_fd, reaper=True)
         return child, _read_report(status_r, _EXEC_WAIT)
     finally:
         os.close(status_r)
@@ -1143,17 +1223,17 @@ def _reaper_report(child: _PosixChild, report: bytes | None, exe: str) -> str | 
         if not rest:
             return None
         report = b"+" + rest
-    code, _, text = report[1:].decode("utf-8", "replace").partition(":")
-    return f"cannot execute {exe}: {text} (errno {code})"
+    return _exec_error(report[1:], exe)
 
 
 async def _start_shimmed(exe: str, argv: list[str], cwd: str, env: dict[str, str], *, stdin: bool) -> _PosixChild:
     """Linux without pidfds: the agent through the exec shim (parent-death signal), forked from
     the event-loop thread on purpose (see ``_SHIM``); vfork keeps the fork ~1 ms."""
     status_r, status_w = os.pipe()
-    lc = "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-"
-    command = [sys.executable, "-I", "-S", "-c", _SHIM, str(os.getpid()), str(status_w), lc, exe, *argv]
-    popen, in_w, out_r, err_r = _popen_agent(command, None, exe, cwd, env, stdin=stdin, passed=status_w, ours=status_r)
+    command = [sys.executable, "-I", "-S", "-c", _SHIM, str(os.getpid()), str(status_w), _lc_arg(env), exe, *argv]
+    popen, in_w, out_r, err_r = _popen_agent(
+        command, None, exe, cwd, env, stdin=stdin, passed=(status_w,), ours=status_r
+    )
     child = _PosixChild(popen, in_w if stdin else None, out_r, err_r)
     await _await_exec(child, status_r, exe)
     return child
@@ -1167,12 +1247,12 @@ def _popen_agent(
     env: dict[str, str],
     *,
     stdin: bool,
-    passed: int = -1,
+    passed: tuple[int, ...] = (),
     ours: int = -1,
     exec_errors: bool = False,
 ) -> tuple[subprocess.Popen[bytes], int, int, int]:
     """``Popen`` in a new session with fresh pipes: (popen, stdin's write end or -1, stdout's and
-    stderr's read ends). ``passed`` goes to the child and is closed here; ``ours`` is closed if the
+    stderr's read ends). ``passed`` (fds) go to the child and are closed here; ``ours`` is closed if the
     launch fails. ``exec_errors``: the OS error is the agent's own exec's (no shim in between)."""
     in_r, in_w = os.pipe() if stdin else (-1, -1)
     out_r, out_w = os.pipe()
@@ -1188,7 +1268,7 @@ def _popen_agent(
             cwd=cwd,
             env=env,
             start_new_session=True,
-            pass_fds=(passed,) if passed >= 0 else (),
+            pass_fds=passed,
         )
     except OSError as exc:
         _close_fds(in_w, out_r, err_r, ours)
@@ -1201,7 +1281,7 @@ def _popen_agent(
             raise SpawnFailed(f"cannot start {exe}: {exc}") from exc
         raise
     finally:
-        _close_fds(in_r, out_w, err_w, passed)
+        _close_fds(in_r, out_w, err_w, *passed)
     return popen, in_w, out_r, err_r
 
 
@@ -1224,8 +1304,7 @@ async def _await_exec(child: _PosixChild, status_r: int, exe: str) -> None:
         raise SpawnFailed(f"cannot start {exe}: it did not start within {_EXEC_WAIT:g} s")
     if not report:
         raise SpawnFailed(f"cannot start {exe}: the exec shim exited first ({exit_status_text(child.returncode)})")
-    code, _, text = report[1:].decode("utf-8", "replace").partition(":")
-    raise SpawnFailed(f"cannot execute {exe}: {text} (errno {code})")
+    raise SpawnFailed(_exec_error(report[1:], exe))
 
 
 async def _read_to_eof(fd: int) -> bytes:
