@@ -45,9 +45,10 @@ from anyagent_store import Store, Thread, ThreadStatus
 from anyagent_store._codec import encode_batch
 
 
-async def _read(runtime: Runtime, agent: AgentInstallation, store: Store | None) -> tuple[float, float]:
-    """(events/s from open to turn end, the event loop thread's CPU µs an event)."""
-    start, cpu = time.perf_counter(), time.thread_time()
+async def _read(runtime: Runtime, agent: AgentInstallation, store: Store | None) -> tuple[float, float, float]:
+    """(events/s from open to turn end, the event loop thread's CPU µs an event, the other threads' CPU µs an
+    event: the recording's writer and the worker threads; the fake claude process is not in it)."""
+    start, cpu, process = time.perf_counter(), time.thread_time(), time.process_time()
     session, events = await runtime.open(agent, SessionOptions.in_dir(tempfile.gettempdir()))
     count = 0
     async with session:
@@ -65,7 +66,8 @@ async def _read(runtime: Runtime, agent: AgentInstallation, store: Store | None)
                     if isinstance(event.kind, TurnEnded):
                         break
         elapsed, used = time.perf_counter() - start, time.thread_time() - cpu
-    return count / elapsed, used / count * 1e6
+        others = time.process_time() - process - used
+    return count / elapsed, used / count * 1e6, max(0.0, others) / count * 1e6
 
 
 async def overhead(n: int, runs: int, workdir: Path) -> None:
@@ -80,24 +82,29 @@ async def overhead(n: int, runs: int, workdir: Path) -> None:
         ):
             rates: dict[str, list[float]] = {"bare": [], "recorded": []}
             cpus: dict[str, list[float]] = {"bare": [], "recorded": []}
+            others: dict[str, list[float]] = {"bare": [], "recorded": []}
             async with make_runtime() as runtime:
                 agent = claude if agent_id == "claude" else (await runtime.discover()).require("mock")
                 await _read(runtime, agent, None)  # warm-up
                 for round_ in range(runs):
                     order = ("bare", "recorded") if round_ % 2 == 0 else ("recorded", "bare")
                     for name in order:
-                        rate, cpu = await _read(runtime, agent, store if name == "recorded" else None)
+                        rate, cpu, other = await _read(runtime, agent, store if name == "recorded" else None)
                         rates[name].append(rate)
                         cpus[name].append(cpu)
+                        others[name].append(other)
             bare, recorded = statistics.median(rates["bare"]), statistics.median(rates["recorded"])
             cpu_bare, cpu_recorded = statistics.median(cpus["bare"]), statistics.median(cpus["recorded"])
+            ratios = sorted(r / b for b, r in zip(rates["bare"], rates["recorded"], strict=True))
             print(
                 f"   {label:16} bare {bare:>10,.0f}/s   recorded {recorded:>10,.0f}/s"
-                f"   recorded/bare {recorded / bare:.2f}"
+                f"   recorded/bare {recorded / bare:.2f} (per round: {' '.join(f'{r:.2f}' for r in ratios)})"
             )
             print(
                 f"   {'':16} loop-thread CPU an event: bare {cpu_bare:.2f} µs   recorded {cpu_recorded:.2f} µs"
-                f"   bare/recorded {cpu_bare / cpu_recorded:.2f} (less load-dependent)"
+                f"   bare/recorded {cpu_bare / cpu_recorded:.2f} (less load-dependent);"
+                f" other threads {statistics.median(others['bare']):.2f} / {statistics.median(others['recorded']):.2f}"
+                " µs (the recording's writer)"
             )
 
 
@@ -255,12 +262,17 @@ async def main() -> None:
     parser.add_argument("--threads", type=int, default=10_000)
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--big", type=int, default=100_000)
+    parser.add_argument("--only", choices=("overhead", "drivers", "large"), help="run one part")
     args = parser.parse_args()
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min)")
     workdir = Path(tempfile.mkdtemp(prefix="bench-store-"))
     try:
-        await overhead(args.n, args.runs, workdir)
-        await drivers(workdir)
+        if args.only in (None, "overhead"):
+            await overhead(args.n, args.runs, workdir)
+        if args.only in (None, "drivers"):
+            await drivers(workdir)
+        if args.only not in (None, "large"):
+            return
         print(f"3. a large store: {args.threads:,} threads, {args.events:,} events")
         async with Store.sqlite(workdir / "large.db") as store:
             await large(store, "SQLite", args.threads, args.events, args.big)

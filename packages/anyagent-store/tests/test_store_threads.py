@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
+import attrs
 import pytest
 from storesupport import chatty_script, read_turn, record_turns
 
 from anyagent import (
     Capability,
+    ContextUsage,
     Diagnostic,
+    Event,
     Runtime,
+    SessionOptions,
     TextDelta,
     ToolUpdated,
     TurnEnded,
@@ -288,3 +294,67 @@ async def test_a_failed_title_generation_keeps_the_first_prompts_line(store: Sto
     async with Runtime.with_mock(chatty_script(turns=1)) as runtime:
         recording = await record_turns(store, runtime, ["fix the bug\nin parser.py"], title=refuse)
     assert (await store.thread(recording.thread.id)).title == "fix the bug"
+
+
+async def test_an_event_serialize_cannot_write_is_stored_as_a_warning_and_recording_goes_on(store: Store) -> None:
+    # the engine writes no NaN, but an app may record its own iterator: NaN has no JSON form in the library's
+    # format, so the stored line is a warning Diagnostic naming the kind and the problem, in the event's place
+    script = Script().turn(
+        [
+            Step.emit(text("m1", "before ")),
+            Step.emit(ContextUsage(5, 100, 0.5)),
+            Step.emit(text("m1", "after")),
+            Step.end(completed()),
+        ]
+    )
+
+    async def with_nan(events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        async for event in events:
+            if isinstance(event.kind, ContextUsage):
+                event = attrs.evolve(event, kind=ContextUsage(5, 100, float("nan")))
+            yield event
+
+    async with Runtime.with_mock(script) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir("/tmp"))
+        async with session, store.record(session, with_nan(events)) as recording:
+            await recording.prompt("go")
+            seen = await read_turn(recording)
+    assert recording.failure is None
+    assert any(isinstance(e.kind, ContextUsage) for e in seen)  # the app read it as it came
+    history = await store.history(recording.thread.id)
+    kinds = [type(s.event.kind).__name__ for s in history if s.event is not None]
+    assert "ContextUsage" not in kinds and kinds[-1] == "TurnEnded" and len(history) == len(seen) + 1  # + the prompt
+    warned = [s.event for s in history if s.event is not None and isinstance(s.event.kind, Diagnostic)]
+    assert len(warned) == 1 and warned[0].kind.diagnostic.code == "store.unencodable"
+    assert "ContextUsage" in warned[0].kind.diagnostic.message and "float" in warned[0].kind.diagnostic.message
+    texts = [s.event.kind.text for s in history if s.event is not None and isinstance(s.event.kind, TextDelta)]
+    assert texts == ["before ", "after"]
+    assert [s.position for s in history] == list(range(1, len(history) + 1))
+
+
+async def test_a_batch_is_written_without_a_turn_of_the_event_loop(tmp_path: Path) -> None:
+    # the writer thread takes a full batch itself: a reader that keeps the loop busy still gets it stored
+    import sqlite3
+    import time
+
+    script = Script().turn([Step.repeat(20, Step.emit(text("m1", "w "))), Step.end(completed())])
+    async with Store.sqlite(tmp_path / "t.db") as store, Runtime.with_mock(script) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir(tmp_path))
+        async with session, store.record(session, events, batch_size=8, flush_interval=60) as recording:
+            await recording.prompt("go")
+            for _ in range(8):
+                await recording.__anext__()
+            written = 0
+            deadline = time.monotonic() + 10
+            with sqlite3.connect(tmp_path / "t.db") as conn:  # the loop blocks here: no task of it runs
+                while written < 8 and time.monotonic() < deadline:
+                    row = conn.execute(
+                        "SELECT max(last_position) FROM chunks WHERE thread_id = ?", (recording.thread.id,)
+                    ).fetchone()
+                    written = row[0] or 0
+                    time.sleep(0.01)  # noqa: ASYNC251 - blocking the loop is the point
+            assert written >= 8
+            await read_turn(recording)
+        assert (await store.thread(recording.thread.id)).event_count == len(await store.history(recording.thread.id))

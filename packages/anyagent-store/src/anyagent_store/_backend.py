@@ -1,7 +1,8 @@
 """The two databases behind ``Store``: SQLite (the embedded default) and PostgreSQL.
 
 A backend is synchronous and owns one connection; the ``Store`` runs every call in a worker thread
-(``anyio.to_thread.run_sync``) one at a time, so the event loop never waits on the database. Both
+(``anyio.to_thread.run_sync``, or a recording's writer thread) one at a time under a lock, so the event
+loop never waits on the database. Both
 speak the same SQL (written with ``?`` placeholders; PostgreSQL's driver gets ``%s``).
 """
 

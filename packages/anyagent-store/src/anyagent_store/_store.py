@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
+import threading
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timezone
@@ -55,6 +57,7 @@ PROMPT_EXTENSION = "anyagent-store/prompt"
 TitleMaker = Callable[[str], Awaitable[str]]
 """Makes a thread's title from its first prompt (``Store.generated_title`` asks the agent)."""
 
+_Batch = tuple[list[Event], dict[str, Any], "str | None"]  # events, thread fields, the session's resume token
 _TITLE_WAIT = 30.0
 # seconds a recording's block end waits for a TitleMaker still at work (then the first line stays)
 
@@ -112,12 +115,14 @@ class Store:
 
     ``Store.sqlite(path)`` keeps one SQLite file (WAL; several processes may use it at once);
     ``Store.postgres(dsn)`` uses a PostgreSQL database. Both migrate the schema when opened. Every
-    database call runs in a worker thread, one at a time per store: the event loop never blocks.
+    database call runs in a worker thread (a recording's writes in a thread of its own), one at a time per
+    store: the event loop never blocks.
     """
 
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
         self._limiter = anyio.CapacityLimiter(1)
+        self._db_lock = threading.Lock()  # the backend's one connection: worker threads and recordings' writers
         self._open = False
 
     # -- opening -------------------------------------------------------------------------------------
@@ -158,7 +163,7 @@ class Store:
     async def open(self) -> Store:
         """Open the database, check it is an anyagent store and migrate it (also ``async with``)."""
         if not self._open:
-            await anyio.to_thread.run_sync(self._backend.open, limiter=self._limiter)
+            await anyio.to_thread.run_sync(self._locked, self._backend.open, limiter=self._limiter)
             self._open = True
         return self
 
@@ -167,7 +172,7 @@ class Store:
         if self._open:
             self._open = False
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._backend.close, limiter=self._limiter)
+                await anyio.to_thread.run_sync(self._locked, self._backend.close, limiter=self._limiter)
 
     async def __aenter__(self) -> Store:
         return await self.open()
@@ -180,7 +185,11 @@ class Store:
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         if not self._open:
             raise StoreError("the store is not open (use `async with store:` or `await store.open()`)", self.location)
-        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+        return await anyio.to_thread.run_sync(self._locked, fn, *args, limiter=self._limiter)
+
+    def _locked(self, fn: Callable[..., T], *args: Any) -> T:
+        with self._db_lock:
+            return fn(*args)
 
     # -- threads -------------------------------------------------------------------------------------
     async def create_thread(
@@ -357,8 +366,9 @@ class Store:
         beside the reading (the block's end waits for it up to 30 seconds; the prompt's first line titles the
         thread until it answers); by default the first line of the first prompt. Events are written in batches
         of ``batch_size`` or every ``flush_interval`` seconds, whichever comes first, and at each turn end and
-        permission or question; each write takes everything read so far, in one transaction, and the read never
-        waits for it. So a host killed with SIGKILL loses only events read after the last write began: at most
+        permission or question: the reader hands the batch to the recording's writer thread (a list swap, no
+        await), which encodes and writes it, in one transaction with any batches handed over while it wrote;
+        the read never waits for it. So a host killed with SIGKILL loses only events read after the last write began: at most
         ``flush_interval`` seconds' worth plus the write under way (by default 0.25 s and a few ms; under a
         flood faster than the disk, what arrived during the last two writes). A failed write (``StoreFull``)
         stops the recording, never the session: the events keep flowing to the app, ``failure`` holds
@@ -633,6 +643,8 @@ class Recording:
         self.store = store
         self.session = session
         self._events = events.__aiter__()
+        self._next = self._events.__anext__
+        self._plain = False  # see _refresh
         self._thread = thread
         self._title_arg = title
         self._wire = wire
@@ -644,9 +656,8 @@ class Recording:
         self._dedupe = dedupe
         self._first_prompt = first_prompt
         self._pending: list[Event] = []
-        self._wake = anyio.Event()
-        self._flush_lock = anyio.Lock()
-        self._taken = anyio.Event()
+        self._queue: queue.SimpleQueue[_Batch | threading.Event | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._next_position = (thread.event_count if thread else 0) + 1
         self._fields: dict[str, Any] = {}
@@ -656,6 +667,7 @@ class Recording:
         self._history: AsyncIterator[StoredEvent] | None = None
         self.failure: StoreError | None = None
         self._closed = False
+        self._submit_after = False
         self._titling: anyio.Event | None = None  # set when a TitleMaker started on the first prompt is done
 
     @property
@@ -677,10 +689,15 @@ class Recording:
             )
         if self._replay:
             self._history = self.store.events(self._thread, upto=self._next_position - 1).__aiter__()
+        self._writer = threading.Thread(
+            target=self._write_loop, name=f"anyagent-store writer {self._thread.id[:8]}", daemon=True
+        )
+        self._writer.start()
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
-        tg.start_soon(self._flusher)
+        tg.start_soon(self._ticker)
+        self._refresh()
         if self._first_prompt is not None:
             try:
                 await self.prompt(self._first_prompt)
@@ -702,7 +719,13 @@ class Recording:
             await tg.__aexit__(None, None, None)
         with anyio.CancelScope(shield=True):
             try:
-                await self._flush()
+                self._submit()
+                self._closed = True
+                self._plain = False
+                writer, self._writer = self._writer, None
+                if writer is not None:
+                    self._queue.put(None)  # the writer writes what is queued, then ends
+                    await anyio.to_thread.run_sync(writer.join)
             finally:
                 self._closed = True
                 if self._owns_session:
@@ -745,18 +768,51 @@ class Recording:
         if title:
             self._title = title
             self._fields["title"] = title
-            self._wake.set()
+            self._submit()
 
     # -- reading -------------------------------------------------------------------------------------
     def __aiter__(self) -> Recording:
         return self
 
     async def __anext__(self) -> Event:
+        if self._plain:  # the reader's path per event (a delta): the await, an append, two checks
+            try:
+                event = await self._next()
+            except AgentError:
+                self._failed()
+                raise
+            pending = self._pending
+            pending.append(event)
+            if event.kind.__class__ in _TRACKED:
+                self._track(event)
+            if len(pending) >= self.batch_size:
+                self._submit()  # handed to the writer thread; the read never waits for it
+            return event
+        return await self._next_slow()
+
+    def _refresh(self) -> None:
+        """Whether ``__anext__`` may take its plain path: live events recorded, nothing to replay or drop."""
+        self._plain = (
+            self._history is None
+            and not self._seen
+            and not self._closed
+            and self.failure is None
+            and self._writer is not None
+        )
+
+    def _failed(self) -> None:
+        self._status = ThreadStatus.FAILED
+        self._fields["status"] = ThreadStatus.FAILED.value
+        self._submit()
+
+    async def _next_slow(self) -> Event:
+        """``__anext__`` while history is replayed, replays are dropped, or nothing is recorded any more."""
         if self._history is not None:
             try:
                 stored = await self._history.__anext__()
             except StopAsyncIteration:
                 self._history = None
+                self._refresh()
             else:
                 event = stored.event
                 if event is None:
@@ -768,27 +824,25 @@ class Recording:
                 return event
         while True:
             try:
-                event = await self._events.__anext__()
+                event = await self._next()
             except AgentError:
-                self._status = ThreadStatus.FAILED
-                self._fields["status"] = ThreadStatus.FAILED.value
-                self._wake.set()
+                self._failed()
                 raise
             if self._seen:
                 if isinstance(event.kind, TurnStarted) and isinstance(event.kind.origin, PromptOrigin):
                     self._seen.clear()  # the first turn of a new prompt: replays come before it, never after
+                    self._refresh()
                 else:
                     identity = _identity(event)
                     if identity is not None and identity in self._seen:
                         continue  # the agent replayed history the store already showed
-            # _add inlined: the reader's path per event (a delta) is one append and two checks
             if not self._closed and self.failure is None:
                 pending = self._pending
                 pending.append(event)
                 if type(event.kind) in _TRACKED:
                     self._track(event)
                 if len(pending) >= self.batch_size:
-                    self._wake.set()  # never wait for the writer here: the engine drops a consumer that lags
+                    self._submit()  # handed to the writer thread; the read never waits for it
             return event
 
     def _add(self, event: Event) -> None:
@@ -805,13 +859,13 @@ class Recording:
             status = _STATUS_OF.get(kind.status.value)
         elif isinstance(kind, RequestOpened):
             status = ThreadStatus.NEEDS_INPUT
-            self._wake.set()
+            self._submit_after = True
         elif isinstance(kind, TurnStarted):
             status = ThreadStatus.WORKING
         elif isinstance(kind, TurnEnded):
             if event.turn_info is None or not event.turn_info.parent_tool_id:
                 status = ThreadStatus.IDLE
-            self._wake.set()
+            self._submit_after = True
         elif isinstance(kind, ContextUsage):
             self._fields.update(used_tokens=kind.used_tokens, window_tokens=kind.window_tokens, cost_usd=kind.cost_usd)
         elif isinstance(kind, SessionUpdated) and kind.info.resume_token:
@@ -819,60 +873,92 @@ class Recording:
         if status is not None and status is not self._status:
             self._status = status
             self._fields["status"] = status.value
+        if self._submit_after:
+            self._submit_after = False
+            self._submit()
 
     # -- writing -------------------------------------------------------------------------------------
-    async def _flusher(self) -> None:
+    # The loop hands what it read to the recording's writer thread as a plain list (``_submit``: a list
+    # swap and a queue put, no await, no task); the thread encodes and writes it, taking every batch
+    # queued while it wrote into its next transaction. The loop never waits for a write, and no thread
+    # hop is made per batch (``flush`` and the block's end wait for the writer, once).
+    async def _ticker(self) -> None:
         while True:
-            with anyio.move_on_after(self.flush_interval):
-                await self._wake.wait()
-            self._wake = anyio.Event()
-            with anyio.CancelScope(shield=True):  # a write under way finishes before the block ends
-                await self._flush()
+            await anyio.sleep(self.flush_interval)
+            self._submit()
+
+    def _submit(self) -> None:
+        if (self._pending or self._fields) and self._writer is not None and not self._closed:
+            batch, self._pending = self._pending, []
+            fields, self._fields = self._fields, {}
+            self._queue.put((batch, fields, self.session.info().resume_token))
 
     async def flush(self) -> None:
         """Write what was read so far; raises the recording's ``failure`` (``StoreFull``, …) if it has one."""
-        await self._flush()
+        self._submit()
+        if self._writer is not None:
+            written = threading.Event()
+            self._queue.put(written)
+            await anyio.to_thread.run_sync(written.wait)
         if self.failure is not None:
             raise self.failure
 
-    async def _flush(self) -> None:
-        async with self._flush_lock:
-            if self.failure is not None or self._thread is None:
-                self._taken.set()
+    def _write_loop(self) -> None:
+        """The writer thread: wait for batches, write each group queued together in one transaction."""
+        while True:
+            items = [self._queue.get()]
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    items.append(self._queue.get_nowait())
+            batches: list[list[Event]] = []
+            fields: dict[str, Any] = {}
+            token: str | None = None
+            waiting: list[threading.Event] = []
+            stop = False
+            for item in items:
+                if item is None:
+                    stop = True
+                elif isinstance(item, threading.Event):
+                    waiting.append(item)
+                else:
+                    batch, more, token = item
+                    if batch:
+                        batches.append(batch)
+                    fields.update(more)
+            if batches or fields:
+                self._write(batches, fields, token)
+            for event in waiting:
+                event.set()
+            if stop:
                 return
-            batch, self._pending = self._pending, []
-            fields, self._fields = self._fields, {}
-            self._taken.set()
-            self._taken = anyio.Event()
-            if not batch and not fields:
-                return
-            start = self._next_position
-            if batch:
-                fields["event_count"] = start + len(batch) - 1
-                fields["updated_us"] = to_micros(max(batch[-1].occurred_at, self._thread.updated_at))
-            token = self.session.info().resume_token
-            if token and token != self._thread.resume_token and "resume_token" not in fields:
-                fields["resume_token"] = token
-            try:
-                # encoded in the worker thread, off the reader's path (events are frozen values)
-                await self.store._call(_encode_and_append, self.store._backend, self._thread.id, start, batch, fields)
-            except StoreError as exc:
-                self.failure = exc
-                self._pending = []
-                return
-            except BaseException:  # cancelled before the write began: keep the batch for the next flush
-                self._pending[:0] = batch
-                self._fields = {**fields, **self._fields}
-                raise
-            self._next_position = start + len(batch)
-            self._thread = _evolve(self._thread, fields)
 
-
-def _encode_and_append(
-    backend: Backend, thread_id: str, first: int, batch: Sequence[Event], fields: dict[str, Any]
-) -> None:
-    lines, text = encode_batch(batch)
-    backend.append(thread_id, first, lines, text, fields)
+    def _write(self, batches: list[list[Event]], fields: dict[str, Any], token: str | None) -> None:
+        thread = self._thread
+        if self.failure is not None or thread is None:
+            return
+        batch = batches[0] if len(batches) == 1 else [event for part in batches for event in part]
+        start = self._next_position
+        if batch:
+            fields["event_count"] = start + len(batch) - 1
+            fields["updated_us"] = to_micros(max(batch[-1].occurred_at, thread.updated_at))
+        if token and token != thread.resume_token and "resume_token" not in fields:
+            fields["resume_token"] = token
+        store = self.store
+        try:
+            lines, text = encode_batch(batch)
+            with store._db_lock:
+                store._backend.append(thread.id, start, lines, text, fields)
+        except StoreError as exc:
+            self.failure = exc
+            self._plain = False
+            return
+        except Exception as exc:  # a bug, not the database: stop recording, tell at flush and block end
+            self.failure = StoreError(f"recording into thread {thread.id} failed: {exc!r}", store.location)
+            self.failure.__cause__ = exc
+            self._plain = False
+            return
+        self._next_position = start + len(batch)
+        self._thread = _evolve(thread, fields)
 
 
 def _evolve(thread: Thread, fields: dict[str, Any]) -> Thread:
