@@ -368,10 +368,10 @@ class Store:
         of ``batch_size`` or every ``flush_interval`` seconds, whichever comes first, and at each turn end and
         permission or question: the reader hands the batch to the recording's writer thread (a list swap, no
         await), which encodes and writes it, in one transaction with any batches handed over while it wrote;
-        the read never waits for it. So a host killed with SIGKILL loses only events read after the last write began: at most
-        ``flush_interval`` seconds' worth plus the write under way (by default 0.25 s and a few ms; under a
-        flood faster than the disk, what arrived during the last two writes). A failed write (``StoreFull``)
-        stops the recording, never the session: the events keep flowing to the app, ``failure`` holds
+        the read never waits for it. So a host killed with SIGKILL loses only events read after the last write
+        began: at most ``flush_interval`` seconds' worth plus the write under way (by default 0.25 s and a few
+        ms; under a flood faster than the disk, what arrived during the last two writes). A failed write
+        (``StoreFull``) stops the recording, never the session: the events keep flowing to the app, ``failure`` holds
         the error and ``flush()``/exiting the block raise it."""
         return Recording(
             self,
