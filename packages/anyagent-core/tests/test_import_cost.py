@@ -143,34 +143,60 @@ def test_lazy_exports_imports_a_name_once_and_refuses_unknown_ones() -> None:
     assert _run(code) == [True, True, "module 'anyagent' has no attribute 'no_such_name'"]
 
 
-IMPORT_BUDGET_MS = 120.0  # `import anyagent`, cumulative by `python -X importtime` (issue 28, item 13)
+IMPORT_MODULES_BUDGET = 130  # modules `import anyagent` adds to a bare interpreter's (115 at this writing)
+IMPORT_LOOPS_BUDGET = 4.8
+"""`import anyagent`'s CPU time in units of a fixed pure-Python loop (1M additions) timed in the same
+interpreter: 120 ms (issue 28, item 13) where that loop takes 25 ms. CPU time, not wall: a loaded
+machine's waiting for a core is left out; and as a ratio: a loaded 2-core machine also runs every
+instruction slower (shared caches; the loop took 28-50 ms at load 8-10), the loop and the import
+alike. Measured at load 8-10: 115 modules, 2.8-4.5 loops (105-183 ms of CPU)."""
+
+IMPORT_PROBE = """
+import json, sys, time
+def loop():
+    started = time.process_time()
+    total = 0
+    for i in range(1_000_000):
+        total += i
+    return time.process_time() - started
+before = loop()
+modules = len(sys.modules)
+started = time.process_time()
+import anyagent
+spent = time.process_time() - started
+print(json.dumps([len(sys.modules) - modules, spent, min(before, loop())]))
+"""
 
 
-def _importtime_ms(env: dict[str, str]) -> float:
+def _import_probe(env: dict[str, str]) -> tuple[int, float, float]:
+    """(modules added, CPU seconds of ``import anyagent``, CPU seconds of the loop) in a fresh interpreter."""
     result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import anyagent"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-        env=env,
+        [sys.executable, "-c", IMPORT_PROBE], capture_output=True, text=True, timeout=120, check=True, env=env
     )
-    for line in result.stderr.splitlines():
-        parts = line.split("|")
-        if len(parts) == 3 and parts[2].strip() == "anyagent":
-            return int(parts[1]) / 1000
-    raise AssertionError(f"no importtime line for anyagent:\n{result.stderr[-2000:]}")
+    added, spent, loop = json.loads(result.stdout.strip().splitlines()[-1])
+    return int(added), float(spent), float(loop)
 
 
-def test_import_anyagent_stays_within_its_budget_by_importtime() -> None:
-    """The `anyagent` line's cumulative time of ``python -X importtime`` — the sum of the self times of
-    every module the import runs, so it leaves out the interpreter's start-up and most of a loaded
-    machine's waiting — at its best of 15 fresh interpreters (one quiet moment is enough), with the
-    bytecode a real install has (a checkout never run without ``PYTHONDONTWRITEBYTECODE`` has none, and
-    every import compiles its source: 200-270 ms here)."""
+def test_import_anyagent_stays_within_its_budget() -> None:
+    """The modules ``import anyagent`` adds (a count: the same at any load) and its CPU time against
+    the loop's, the best of up to 15 fresh interpreters (one quiet moment is enough), with the
+    bytecode a real install has (a checkout never run without ``PYTHONDONTWRITEBYTECODE`` has none,
+    and every import compiles its source). Wall time and ``-X importtime`` (165-233 ms at load 7+
+    for what is ~100 ms quiet) are ``benchmarks/bench_import.py``'s figures, not a test's."""
     import os
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPROFILEIMPORTTIME")}
-    _importtime_ms(env)  # compiles and caches the bytecode (pip does this at install)
-    best = min(_importtime_ms(env) for _ in range(15))
-    assert best <= IMPORT_BUDGET_MS, f"import anyagent took {best:.1f} ms cumulative (budget {IMPORT_BUDGET_MS} ms)"
+    _import_probe(env)  # compiles and caches the bytecode (pip does this at install)
+    ratios = []
+    for _ in range(15):
+        added, spent, loop = _import_probe(env)
+        assert added <= IMPORT_MODULES_BUDGET, (
+            f"import anyagent loaded {added} modules (budget {IMPORT_MODULES_BUDGET})"
+        )
+        ratios.append(spent / loop)
+        if ratios[-1] <= IMPORT_LOOPS_BUDGET:
+            return
+    raise AssertionError(
+        f"import anyagent took {min(ratios):.2f} loops of CPU at best (budget {IMPORT_LOOPS_BUDGET}; "
+        f"{spent * 1000:.0f} ms against a {loop * 1000:.0f} ms loop in the last try)"
+    )

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sys
+import threading
 import tracemalloc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -176,6 +177,35 @@ async def test_send_to_a_dead_agent_is_process_exited(tmp_path: Path) -> None:
             await JsonLines(proc).send({"too": "late"})
         assert caught.value.status == "exit status: 5"
         assert caught.value.stderr == "dying 5"
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(sys.platform == "win32", reason="the POSIX reactor thread drains stderr")
+async def test_send_to_a_dead_agent_carries_its_whole_stderr_when_the_drain_lags(tmp_path: Path) -> None:
+    """The exit is seen before the stderr drain has read the agent's last words (as under load):
+    the error waits for the drain (bounded) instead of carrying an empty tail. The reactor thread
+    is held so that it lags every time."""
+    from anyagent._process_posix import _REACTOR
+
+    gate = threading.Event()
+    _REACTOR.call(lambda: gate.wait(10))
+    try:
+        async with running(agent("exit", "5"), tmp_path) as proc:
+            await proc.wait()
+            assert proc.stderr_tail == ""  # the premise: nothing drained yet
+            async with anyio.create_task_group() as tg:
+
+                async def release() -> None:
+                    await anyio.sleep(0.2)
+                    gate.set()
+
+                tg.start_soon(release)
+                with pytest.raises(ProcessExited) as caught:
+                    await JsonLines(proc).send({"too": "late"})
+            assert caught.value.status == "exit status: 5"
+            assert caught.value.stderr == "dying 5"
+    finally:
+        gate.set()
 
 
 @pytest.mark.anyio

@@ -306,11 +306,11 @@ class JsonLines:
                 raise await self._stdin_error() from exc
 
     async def _stdin_error(self) -> AgentError:
-        with anyio.move_on_after(_STDIN_DEATH_WAIT):
-            await self.process.wait()
-        status = self.process.status
-        if status is not None:
-            return ProcessExited(status, self.process.stderr_tail)
+        # exit_error joins the stderr drain: the tail is whole, not what the drain had read when
+        # the exit was seen (under load, often nothing)
+        error = await self.process.exit_error(_STDIN_DEATH_WAIT)
+        if isinstance(error, ProcessExited):
+            return error
         return ProtocolFailed("the agent's stdin is closed")
 
 
