@@ -23,6 +23,7 @@ import argparse
 import gc
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -123,13 +124,17 @@ async def one_row(
             all_open = anyio.Event()
             open_count = 0
             limiter = anyio.CapacityLimiter(count if burst else OPENS_IN_FLIGHT)
+            open_times: list[float] = []
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
 
             async def run(index: int) -> None:
                 nonlocal completed, open_count
                 try:
                     try:
+                        asked = time.perf_counter()
                         async with limiter:
                             session, events = await runtime.open(agent, options)
+                        open_times.append(time.perf_counter() - asked)
                         opened[index] = True
                     finally:
                         open_count += 1
@@ -172,6 +177,15 @@ async def one_row(
             await anyio.sleep(0.5)  # let the reactor reap the last agents
             gc.collect()
             after = {"rss": rss_kb(), "threads": threads(), "fds": fds()}
+            spent = [
+                (end.ru_utime - begin.ru_utime) + (end.ru_stime - begin.ru_stime)
+                for begin, end in zip(
+                    usage,
+                    (resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)),
+                    strict=True,
+                )
+            ]
+    open_times.sort()
     return {
         "sessions": count,
         "backend": backend_note,
@@ -188,6 +202,10 @@ async def one_row(
         "failures": failures[:3],
         "timeouts": sum("HandshakeTimeout" in f for f in failures),
         "launch_limit": runtime.launch_limit,
+        "open_s": [open_times[int(q * (len(open_times) - 1))] for q in (0.0, 0.5, 0.95, 1.0)] if open_times else [],
+        "children_cpu_ms_per_launch": spent[0] * 1000 / count,
+        "host_cpu_s": spent[1],
+        "contain": os.environ.get("ANYAGENT_CONTAIN", "1") != "0",
     }
 
 
@@ -242,9 +260,10 @@ def main() -> None:
         print(json.dumps(anyio.run(idle, args.one_idle, args.idle_seconds, backend=args.backend)))
         return
 
-    def child(*extra: str) -> dict[str, Any]:
+    def child(*extra: str, contain: bool = True) -> dict[str, Any]:
         command = [sys.executable, __file__, "--deltas", str(args.deltas), "--backend", args.backend, *extra]
-        out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        env = {**os.environ, "ANYAGENT_CONTAIN": "1" if contain else "0"}
+        out = subprocess.run(command, check=True, capture_output=True, text=True, env=env).stdout
         result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
 
@@ -277,13 +296,21 @@ def main() -> None:
     )
     if args.burst:
         print(f"  burst: {args.burst} opens at once, each fake claude burning ~30 ms of CPU before its handshake")
-        for label, limit in (("paced (default launch_limit)", 0), ("unpaced (launch_limit 100000)", 100000)):
-            row = child("--one-burst", str(args.burst), "--launch-limit", str(limit))
+        rows = (
+            ("paced, reaper", 0, True),
+            ("paced, ANYAGENT_CONTAIN=0", 0, False),
+            ("unpaced (limit 100000), reaper", 100000, True),
+        )
+        for label, limit, contain in rows:
+            row = child("--one-burst", str(args.burst), "--launch-limit", str(limit), contain=contain)
             base, after = row["base"], row["after"]
+            times = "/".join(f"{t:.1f}" for t in row["open_s"])
             print(
-                f"    {label:<30} limit {row['launch_limit']:>6}: opened {row['opened']:>4}/{args.burst}, "
+                f"    {label:<31} limit {row['launch_limit']:>6}: opened {row['opened']:>4}/{args.burst}, "
                 f"{row['timeouts']:>4} HandshakeTimeout, done {row['completed']:>4}, lost {row['lost']}, "
-                f"wall {row['wall']:6.1f} s, RSS {base['rss'] / 1024:.0f}→{row['peak']['rss'] / 1024:.0f}→"
+                f"wall {row['wall']:6.1f} s, open min/p50/p95/max {times} s, "
+                f"agent+reaper CPU {row['children_cpu_ms_per_launch']:.1f} ms/launch, host CPU "
+                f"{row['host_cpu_s']:.1f} s, RSS {base['rss'] / 1024:.0f}→{row['peak']['rss'] / 1024:.0f}→"
                 f"{after['rss'] / 1024:.0f} MB (base→peak→after close)"
             )
     if args.idle:
