@@ -19,6 +19,7 @@ def driver(**overrides: Any) -> Any:
         "_prompt": SimpleNamespace(saw_content=False),
         "_effort": None,
         "_turn_chars": 0,
+        "_parts": None,
     }
     state.update(overrides)
     return SimpleNamespace(**state)
@@ -33,6 +34,13 @@ def test_a_continuing_chunk_is_the_open_messages_text_delta() -> None:
     assert AcpDriver._next_text(fake, chunk("hi", messageId="m1")) == TextDelta("m1", "hi")
     assert AcpDriver._next_text(fake, chunk("yo", messageId=7)) == TextDelta("m1", "yo")  # odd id: none
     assert fake._turn_chars == 4 and fake._prompt.saw_content
+
+
+def test_a_v2_chunk_on_the_fast_path_is_kept_for_the_upserts() -> None:
+    """v2: the open message's text is what a later whole-message upsert is compared with."""
+    fake = driver(_parts=["Hel"])
+    assert AcpDriver._next_text(fake, chunk("lo", messageId="m1")) == TextDelta("m1", "lo")
+    assert fake._parts == ["Hel", "lo"]
 
 
 @pytest.mark.parametrize(

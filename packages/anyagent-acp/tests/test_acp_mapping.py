@@ -333,3 +333,49 @@ def test_profile_modes_name_portable_modes() -> None:
     by_id = {p.id: dict(p.modes) for p in PROFILES}
     assert by_id["gemini"]["autoEdit"] == "accept-edits" and by_id["qwen"]["auto-edit"] == "accept-edits"
     assert by_id["claude-acp"]["bypassPermissions"] == "bypass-permissions"
+
+
+def test_message_book_extends_repeats_rewrites_and_clears() -> None:
+    book = translate.MessageBook()
+    message_id, parts = book.chunk("agent_message", "a")
+    parts.append("Hel")
+    assert message_id == "a"
+    assert book.upsert("agent_message", "a", "Hello") == translate.MessageEdit("a", "lo")
+    assert book.upsert("agent_message", "a", "Hello") is None
+    assert book.upsert("agent_message", "a", "Bye") == translate.MessageEdit("a~1", "Bye", "a")
+    assert book.chunk("agent_message", "a")[0] == "a~1"  # chunks follow the replacement
+    assert book.upsert("agent_message", "a", "") == translate.MessageEdit("a~2", "", "a~1")
+    assert book.upsert("agent_message", "a", "again") == translate.MessageEdit("a~2", "again")
+    assert book.upsert("agent_thought", "a", "x") == translate.MessageEdit("a", "x")  # kinds apart
+
+
+def test_message_book_forgets_the_oldest_message() -> None:
+    book = translate.MessageBook()
+    for index in range(translate.MESSAGES_KEPT + 1):
+        book.upsert("agent_message", f"m{index}", "text")
+    assert not book.known("agent_message", "m0") and book.known("agent_message", f"m{translate.MESSAGES_KEPT}")
+
+
+def test_structured_diff_without_patch_or_with_a_rename() -> None:
+    patch = (
+        "diff --git a/old/name.txt b/new/name.txt\n"
+        "similarity index 90%\n"
+        "rename from old/name.txt\n"
+        "rename to new/name.txt\n"
+        "--- a/old/name.txt\n"
+        "+++ b/new/name.txt\n"
+        "@@ -1,2 +1,2 @@\n"
+        " keep\n"
+        "-old\n"
+        "+new\n"
+    )
+    moved = {
+        "type": "diff",
+        "changes": [{"operation": "move", "oldPath": "old/name.txt", "path": "new/name.txt"}],
+        "patch": {"format": "git_patch", "text": patch},
+    }
+    assert translate.structured_diffs(moved) == [FileDiff("new/name.txt", "keep\nnew\n", "keep\nold\n")]
+    bare = {"type": "diff", "changes": [{"operation": "modify", "path": "/w/a"}]}
+    assert translate.structured_diffs(bare) == [] and translate.diff_paths(bare) == ["/w/a"]
+    other = {**moved, "patch": {"format": "_unified", "text": patch}}  # a format v2 does not define
+    assert translate.structured_diffs(other) == []

@@ -14,24 +14,33 @@ from acpsupport import AGENTS, WAIT, runtime
 import anyagent_acp.plugin
 from anyagent import (
     AgentInstallation,
+    AgentOrigin,
     AgentProfile,
     Answer,
     Cancelled,
     Capability,
     Completed,
     CompletionSource,
+    Diagnostic,
+    FileDiff,
     McpServer,
+    MessageEnded,
     PermissionChoice,
+    PermissionRequest,
     PlanUpdated,
     ProtocolFailed,
+    ReasoningDelta,
     RequestOpened,
     Runtime,
     SessionOptions,
     TextDelta,
+    ToolInput,
+    ToolLocation,
     ToolOutputDelta,
     ToolStatus,
     ToolUpdated,
     TurnEnded,
+    TurnStarted,
     UserMessage,
     hookimpl,
 )
@@ -99,7 +108,7 @@ async def test_a_v2_only_agent_is_initialized_again_in_v2_and_its_turn_ends_by_s
     assert log.read_text().splitlines()[:2] == ["initialize 1", "initialize 2"]
     assert text_of(seen) == "Hello v2"
     assert len({d.message_id for d in kinds(seen, TextDelta)}) == 1
-    assert kinds(seen, UserMessage)  # v2's whole user_message upsert
+    assert not kinds(seen, UserMessage)  # v2's user_message acknowledging our prompt is never shown
     tools = [e.tool for e in kinds(seen, ToolUpdated)]
     assert tools[-1].id == "t1" and tools[-1].status == ToolStatus.COMPLETED and tools[-1].title == "Read a"
     assert any("line one" in (t.output or "") for t in tools)  # tool_call_content_chunk appended
@@ -207,3 +216,112 @@ async def test_the_login_on_open_is_auth_login_in_v2(
     other = "auth/login" if method == "authenticate" else "authenticate"
     assert method in sent and other not in sent
     assert sent.index(method) < sent.index("session/new")
+
+
+async def test_v2_structured_diffs_become_file_diffs_and_locations(tmp_path: Path) -> None:
+    """v2 replaced ``oldText``/``newText`` with ``changes`` + a ``git_patch``: the patch's hunks
+    are the ``FileDiff``s (an add the created file, a delete the removed one, each hunk of a modify
+    its old and new sides), every change's file a location (a move without patch text too)."""
+    async with runtime() as rt:
+        session, events = await rt.open(_agent("2"), SessionOptions.in_dir(tmp_path))
+        async with session:
+            await session.prompt("diff")
+            seen = await EventReader(events, timeout=WAIT).turn()
+    tools = {e.tool.id: e.tool for e in kinds(seen, ToolUpdated)}
+    edit = tools["e1"]
+    assert edit.status == ToolStatus.COMPLETED
+    assert edit.diffs == (
+        FileDiff("/w/src/a.py", "one\nTWO\nthree\n", "one\ntwo\nthree\n"),
+        FileDiff("/w/src/a.py", "ten\neleven\ntwelve\n", "ten\neleven\n"),
+        FileDiff("/w/new.txt", "hello\nworld", None),  # created, no newline at its end
+        FileDiff("/w/old.txt", "", "bye\n"),  # deleted
+    )
+    paths = ("/w/src/a.py", "/w/new.txt", "/w/old.txt", "/w/from.txt", "/w/to.txt")
+    assert edit.locations == tuple(ToolLocation(p) for p in paths)
+    logo = tools["e2"]  # a binary change streamed as a content chunk: no patch, a location only
+    assert logo.diffs == () and logo.locations == (ToolLocation("/w/logo.png"),)
+
+
+async def test_v2_whole_message_upserts_extend_or_replace_never_duplicate(tmp_path: Path) -> None:
+    """The ``MessageBook`` rule: an upsert extending what was shown streams only its suffix under
+    the same id, a repeat (or one without ``content``) nothing; a rewrite is a new message
+    ``<id>~<n>`` carrying ``acp/replaces``, its whole text once; a clear is such a message with
+    no text; a user message that does not acknowledge our prompt is shown."""
+    async with runtime() as rt:
+        session, events = await rt.open(_agent("2"), SessionOptions.in_dir(tmp_path))
+        async with session:
+            await session.prompt("upsert")
+            seen = await EventReader(events, timeout=WAIT).turn()
+    texts: dict[str, str] = {}
+    for delta in kinds(seen, TextDelta):
+        texts[delta.message_id] = texts.get(delta.message_id, "") + delta.text
+    assert texts == {"a1": "Hello world!", "a2": "Draft", "a2~1": "Final answer.", "a3": "gone"}
+    assert [d.text for d in kinds(seen, TextDelta) if d.message_id == "a1"] == ["Hel", "lo", " world", "!"]
+    assert [d.text for d in kinds(seen, ReasoningDelta)] == ["thinking"]
+    replacing = [(type(e.kind).__name__, e.extensions["acp/replaces"]) for e in seen if "acp/replaces" in e.extensions]
+    assert replacing == [("TextDelta", "a2"), ("MessageEnded", "a3")]
+    ended = [e.message_id for e in kinds(seen, MessageEnded)]
+    assert ended.index("a2") < ended.index("a2~1") and "a3~1" in ended
+    assert [(m.message_id, m.text) for m in kinds(seen, UserMessage)] == [("u2", "from the parent")]
+
+
+async def test_v2_plans_by_plan_id_show_as_one_list(tmp_path: Path) -> None:
+    """Each ``plan_update`` replaces its own ``planId``'s entries, the others stay; a plan type
+    stable v2 does not define is reported, never shown as an empty plan."""
+    async with runtime() as rt:
+        session, events = await rt.open(_agent("2"), SessionOptions.in_dir(tmp_path))
+        async with session:
+            await session.prompt("plans")
+            seen = await EventReader(events, timeout=WAIT).turn()
+    shown = [[entry.content for entry in e.entries] for e in kinds(seen, PlanUpdated)]
+    assert shown == [["a", "b"], ["a", "b", "c"], ["a", "b", "c", "d"]]
+    assert any("plan_update" in d.diagnostic.message for d in kinds(seen, Diagnostic))
+
+
+async def test_v2_permission_keeps_the_tool_title_and_shows_its_prompt(tmp_path: Path) -> None:
+    """v2's permission ``title``/``description`` are the prompt's copy (``detail``), not the
+    tool's title; a tool ``cancelled`` (new in v2) ends ``CANCELLED``."""
+    async with runtime() as rt:
+        session, events = await rt.open(_agent("2"), SessionOptions.in_dir(tmp_path))
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt("toolperm")
+            request = (await reader.kind(RequestOpened)).request
+            assert isinstance(request, PermissionRequest)
+            assert request.tool.id == "t5" and request.tool.title == "Run setup.sh"
+            assert request.detail == "Run this script?\nIt changes your project."
+            await session.answer(request.id, Answer.permission(PermissionChoice.DENY_ONCE))
+            seen = await reader.turn()
+    final = [e.tool for e in kinds(seen, ToolUpdated) if e.tool.id == "t5"][-1]
+    assert final.status == ToolStatus.CANCELLED and final.title == "Run setup.sh"
+
+
+async def test_v2_tool_patches_clear_on_null_and_content_replaces(tmp_path: Path) -> None:
+    """v2's three-state tool patches: null clears a field (title, input, locations, content and
+    the output it gave); a concrete ``content`` array replaces what the tool held, its text too."""
+    async with runtime() as rt:
+        session, events = await rt.open(_agent("2"), SessionOptions.in_dir(tmp_path))
+        async with session:
+            await session.prompt("nulls")
+            seen = await EventReader(events, timeout=WAIT).turn()
+    first, cleared, replaced, done = [e.tool for e in kinds(seen, ToolUpdated) if e.tool.id == "t6"]
+    assert first.output == "partial" and first.input.pattern == "x" and first.locations and first.title == "Grep"
+    assert cleared.title == "" and cleared.input == ToolInput() and cleared.locations == ()
+    assert cleared.output is None
+    assert replaced.output is None  # a terminal reference with no output: the old text is gone
+    assert done.status == ToolStatus.COMPLETED and done.output is None
+
+
+async def test_v2_work_the_agent_starts_itself_ends_by_its_idle_state(tmp_path: Path) -> None:
+    """v2: ``running`` with no prompt of ours, content, then ``idle``: an agent-originated turn
+    that ends ``Completed`` by protocol (not inferred after the quiet window)."""
+    async with runtime() as rt:
+        session, events = await rt.open(_agent("2"), SessionOptions.in_dir(tmp_path).quiet_window(30))
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt("background")
+            assert text_of(await reader.turn()) == "Hello v2"
+            later = await reader.turn()
+    assert isinstance(kinds(later, TurnStarted)[0].origin, AgentOrigin)
+    assert text_of(later) == "later"
+    assert kinds(later, TurnEnded)[-1].stop == Completed(CompletionSource.PROTOCOL)

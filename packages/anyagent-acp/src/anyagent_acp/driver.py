@@ -93,6 +93,9 @@ _CONTENT_UPDATES = frozenset(
         "tool_call_update",
         "tool_call_content_chunk",
         "plan",
+        "agent_message",
+        "agent_thought",
+        "user_message",
     }
 )
 _MESSAGE_CHUNKS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
@@ -239,7 +242,12 @@ class AcpDriver(seam.Driver):
         self._book: toolkit.RequestBook[_Open] = toolkit.RequestBook(self._decline)
         self._display = translate.DisplayTerminals()  # v2's agent-owned display terminals
         terminal_text = self._display.text if self._v2 else self._terminals.text
-        self._tools = translate.ToolBook(terminal_text, setup.mcp_servers)
+        self._tools = translate.ToolBook(terminal_text, setup.mcp_servers, v2=self._v2)
+        self._messages = translate.MessageBook()  # v2: messages by messageId, for the upserts
+        self._parts: list[str] | None = None  # v2: the text the open message's events carry
+        self._acks_due = 0  # v2: our prompt's user_message acknowledgement is still to come
+        self._plans: dict[str, Any] = {}  # v2: this turn's plans by planId, shown as one list
+        self._agent_work: bool | None = None  # v2: work the agent started (None: none; True: with content)
         self._counter = 0
         self._prompt: _Prompt | None = None
         self._effort: _Effort | None = None
@@ -373,6 +381,8 @@ class AcpDriver(seam.Driver):
         prompt = self._prompt
         if prompt is not None and kind in _CONTENT_UPDATES:
             prompt.saw_content = True
+        elif self._agent_work is False and kind in _CONTENT_UPDATES:
+            self._agent_work = True
         if prompt is not None and self._quirks.wedged_reply and kind == "agent_message_chunk":
             prompt.said = (prompt.said + j.text(j.obj(update.get("content")).get("text"), ""))[:200]
         if prompt is None and self._effort is not None and kind in _MESSAGE_CHUNKS:
@@ -382,9 +392,21 @@ class AcpDriver(seam.Driver):
     async def _state_update(self, update: dict[str, Any]) -> None:
         """v2's ``state_update``: ``idle`` ends the prompt in flight with its ``stopReason`` (v2
         moved the turn's end out of the ``session/prompt`` answer); ``running`` and
-        ``requires_action`` change nothing here (the engine tracks its own turn state)."""
+        ``requires_action`` change nothing here (the engine tracks its own turn state). Work the
+        agent starts itself (``running`` with no prompt of ours) that shows content opens an
+        agent-originated turn in the engine; its ``idle`` ends that turn by protocol."""
         prompt = self._prompt
-        if update.get("state") != "idle" or prompt is None:
+        state = update.get("state")
+        if prompt is None:
+            if state == "running" and self._agent_work is None:
+                self._agent_work = False
+            elif state == "idle" and self._agent_work is not None:
+                showed, self._agent_work = self._agent_work, None
+                if showed:
+                    stop = translate.stop_reason(update)
+                    await self._finish_turn(Failed(_SELF_CANCELLED) if isinstance(stop, Cancelled) else stop)
+            return
+        if state != "idle":
             return
         if not prompt.accepted and prompt.rpc_id is not None:
             self._late.add(prompt.rpc_id)  # its acceptance, when it comes, is no longer awaited
@@ -439,6 +461,9 @@ class AcpDriver(seam.Driver):
             return None
         if prompt is not None:
             prompt.saw_content = True
+        parts = self._parts
+        if parts is not None:
+            parts.append(text)
         self._turn_chars += len(text)
         return TextDelta(current[1], text)
 
@@ -457,19 +482,76 @@ class AcpDriver(seam.Driver):
             return  # claude's bridge opens each message with an empty chunk
         message_type = make
         message_id = j.text(update.get("messageId"))
+        parts: list[str] | None = None
+        if self._v2 and message_id:  # chunks append to the message's current id (``MessageBook``)
+            message_id, parts = self._messages.chunk(_V2_MESSAGES[make], message_id)
         current = self._message
         if current is None or current[0] is not message_type or (message_id and message_id != current[1]):
             await self._end_message()
             self._counter += 1
             self._message = (message_type, message_id or f"m{self._counter}")
+            self._parts = parts
+        elif parts is not None:
+            self._parts = parts
         assert self._message is not None
+        if self._parts is not None:
+            self._parts.append(text)
         self._turn_chars += len(text)
         await self._content(make(self._message[1], text))
+
+    async def _whole_message(self, update: dict[str, Any]) -> None:
+        """v2's whole-message upserts (``agent_message``, ``agent_thought``, ``user_message``),
+        applied by the ``MessageBook`` rule: the new suffix as a delta, or a replacing message."""
+        if not self._v2:
+            await self._report(f"unknown session update {update.get('sessionUpdate')}", DiagnosticCode.UNKNOWN_FRAME)
+            return
+        kind = j.text(update.get("sessionUpdate"), "")
+        make = _V2_KINDS[kind]
+        message_id = j.text(update.get("messageId"))
+        if not message_id:
+            await self._report("a whole message without a messageId", DiagnosticCode.BAD_FRAME)
+            return
+        if make is UserMessage and self._our_prompt(message_id):
+            return
+        if "content" not in update:
+            return  # an upsert of other fields: the text is unchanged
+        edit = self._messages.upsert(kind, message_id, translate.message_text(update.get("content")))
+        if edit is None:
+            return
+        current = self._message
+        if edit.replaces is not None:
+            if current is not None and current[0] is make and current[1] == edit.replaces:
+                await self._end_message()
+            extensions = {translate.REPLACES: edit.replaces}
+            if not edit.text:
+                await self._content(MessageEnded(edit.message_id), extensions)
+                return
+        else:
+            extensions = None
+        if current is None or current[0] is not make or current[1] != edit.message_id:
+            await self._end_message()
+            self._message = (make, edit.message_id)
+        self._parts = self._messages.chunk(kind, message_id)[1]
+        self._turn_chars += len(edit.text)
+        await self._content(make(edit.message_id, edit.text), extensions)
+
+    def _our_prompt(self, message_id: str | None) -> bool:
+        """v2: whether a user message acknowledges our own prompt (the first user message after
+        ``session/prompt``, by spec; never shown: ``UserMessage`` is never our prompt replayed)."""
+        if message_id and self._messages.ours("user_message", message_id):
+            return True
+        if self._acks_due <= 0 or (message_id and self._messages.known("user_message", message_id)):
+            return False
+        self._acks_due -= 1
+        if message_id:
+            self._messages.mark_ours("user_message", message_id)
+        return True
 
     async def _end_message(self) -> None:
         if self._message is not None:
             message_id = self._message[1]
             self._message = None
+            self._parts = None
             await self._content(MessageEnded(message_id))
 
     async def _agent_text(self, update: dict[str, Any]) -> None:
@@ -484,6 +566,8 @@ class AcpDriver(seam.Driver):
         await self._chunk(update, ReasoningDelta)
 
     async def _user_text(self, update: dict[str, Any]) -> None:
+        if self._v2 and self._our_prompt(j.text(update.get("messageId"))):
+            return
         await self._chunk(update, UserMessage)
 
     async def _tool(self, update: dict[str, Any]) -> None:
@@ -509,7 +593,14 @@ class AcpDriver(seam.Driver):
 
     async def _plan(self, update: dict[str, Any]) -> None:
         await self._end_message()
-        await self._content(PlanUpdated(translate.plan_entries(update.get("entries"))))
+        plan_id = j.text(update.get("planId")) if self._v2 else None
+        if plan_id is None:
+            await self._content(PlanUpdated(translate.plan_entries(update.get("entries"))))
+            return
+        # v2: each plan_update replaces its own plan; the turn's plans show as one list, in the
+        # order they first came
+        self._plans[plan_id] = translate.plan_entries(update.get("entries"))
+        await self._content(PlanUpdated(tuple(e for entries in self._plans.values() for e in entries)))
 
     async def _usage(self, update: dict[str, Any]) -> None:
         usage = translate.usage(update)
@@ -529,8 +620,10 @@ class AcpDriver(seam.Driver):
         await self._end_message()
         choices, option_ids = translate.permission_options(params.get("options"))
         tool_call = j.obj(params.get("toolCall"))
+        detail = None
         if self._v2 and not tool_call:
-            tool_call = translate.permission_subject_v2(params)
+            tool_call = translate.permission_subject_v2(params, lambda tool_id: self._tools.get(tool_id) is not None)
+            detail = translate.permission_detail_v2(params)
         choice = translate.permission_question(params.get("options"), tool_call)
         tool = self._tools.upsert(tool_call)
         if choice is not None and tool is not None:  # a question asked as a permission: every option is a choice
@@ -548,7 +641,7 @@ class AcpDriver(seam.Driver):
             self._prompt.saw_content = True
         request_id = self._book.add(_Permission(request, option_ids))
         await self._content(ToolUpdated(tool))
-        await self._content(RequestOpened(PermissionRequest(request_id, tool, choices)))
+        await self._content(RequestOpened(PermissionRequest(request_id, tool, choices, detail)))
 
     async def _open_question(self, question: _Question, parsed: list[Any]) -> None:
         await self._end_message()
@@ -682,6 +775,9 @@ class AcpDriver(seam.Driver):
         if self._prompt is not None and self._prompt.rpc_id is not None:
             self._late.add(self._prompt.rpc_id)  # the engine ended that turn without the wire
         prompt = self._prompt = _Prompt(params, prompt_id, turn_id)
+        self._agent_work = None  # our prompt's turn follows the agent's own work
+        if self._v2:
+            self._acks_due = 1  # v2: the agent acknowledges it with a user_message first
         self._turn_chars = sum(len(j.text(block.get("text"), "")) for block in blocks)
         await self._send_request(prompt, _PROMPT, params)
         if prompt.rpc_id is None:
@@ -713,6 +809,7 @@ class AcpDriver(seam.Driver):
             await self._notify_cancel()
             await self._book.decline_all()
         if prompt is None:  # an agent-originated turn: nothing on the wire will end it
+            self._agent_work = None
             await self._finish_turn(Cancelled())
 
     async def _notify_cancel(self) -> None:
@@ -808,6 +905,8 @@ class AcpDriver(seam.Driver):
         self._tools.clear()
         self._streams.clear()
         self._display.clear()
+        self._plans.clear()
+        self._acks_due = 0
         self._turn_chars = 0
         await self.loop.send(seam.TurnEnd(stop, turn_id=turn_id))  # the engine drops it if that turn is over
 
@@ -970,6 +1069,12 @@ def _question_response(question: _Question, answers: tuple[Any, ...] | None) -> 
     return {"outcome": "accepted", "answers": mapped}
 
 
+_V2_KINDS: dict[str, type[TextDelta] | type[ReasoningDelta] | type[UserMessage]] = {
+    "agent_message": TextDelta,
+    "agent_thought": ReasoningDelta,
+    "user_message": UserMessage,
+}
+_V2_MESSAGES: dict[type, str] = {make: kind for kind, make in _V2_KINDS.items()}
 _Handler = Callable[[AcpDriver, dict[str, Any]], Awaitable[None]]
 _RequestHandler = Callable[[AcpDriver, IncomingRequest, dict[str, Any]], Awaitable[None]]
 
@@ -977,6 +1082,9 @@ _UPDATE_HANDLERS: dict[str, _Handler] = {
     "agent_message_chunk": AcpDriver._agent_text,
     "agent_thought_chunk": AcpDriver._thought,
     "user_message_chunk": AcpDriver._user_text,
+    "agent_message": AcpDriver._whole_message,
+    "agent_thought": AcpDriver._whole_message,
+    "user_message": AcpDriver._whole_message,
     "tool_call": AcpDriver._tool,
     "tool_call_update": AcpDriver._tool,
     "plan": AcpDriver._plan,

@@ -12,6 +12,7 @@ import base64
 import binascii
 import codecs
 import enum
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,7 @@ _TOOL_STATUSES = {
     "completed": ToolStatus.COMPLETED,
     "failed": ToolStatus.FAILED,
 }
+_TOOL_STATUSES_V2 = {**_TOOL_STATUSES, "cancelled": ToolStatus.CANCELLED}  # v2 added ``cancelled``
 _PERMISSION_KINDS = {
     "allow_once": PermissionChoice.ALLOW_ONCE,
     "allow_always": PermissionChoice.ALLOW_ALWAYS,
@@ -209,24 +211,111 @@ def _content_list(content: Any) -> list[Any]:
 
 
 def update_from_v2(update: dict[str, Any]) -> dict[str, Any]:
-    """A v2 ``session/update`` in the v1 shape the driver handles: ``plan_update`` -> ``plan``
-    (its ``items`` entries); whole-message upserts (``agent_message``, ``agent_thought``,
-    ``user_message``) -> the matching chunk with their text (live traffic streams chunks; a whole
-    message is shown as its text); ``tool_call_update`` stays (v2's only tool upsert). Anything
-    else is returned as it is. ``state_update`` is the driver's (it ends the turn)."""
+    """A v2 ``session/update`` in the shape the driver handles: ``plan_update`` -> ``plan`` (its
+    ``items`` entries, with its ``planId``; another plan type keeps its kind, which the driver
+    reports as unknown); ``tool_call_update`` stays (v2's only tool upsert). The whole-message
+    upserts (``agent_message``, ``agent_thought``, ``user_message``) stay too: the driver applies
+    them with a ``MessageBook``. Anything else is returned as it is. ``state_update`` is the
+    driver's (it ends the turn)."""
     kind = update.get("sessionUpdate")
     if kind == "plan_update":
         plan = j.obj(update.get("plan"))
-        return {"sessionUpdate": "plan", "entries": plan.get("entries") if plan.get("type") == "items" else []}
-    if kind in ("agent_message", "agent_thought", "user_message"):
-        text = "".join(
-            j.text(c.get("text"), "") for c in _content_list(update.get("content")) if c.get("type") == "text"
-        )
-        chunk = {"sessionUpdate": f"{kind}_chunk", "content": {"type": "text", "text": text}}
-        if update.get("messageId") is not None:
-            chunk["messageId"] = update["messageId"]
-        return chunk
+        if plan.get("type") != "items":
+            return update
+        return {"sessionUpdate": "plan", "entries": plan.get("entries"), "planId": j.text(plan.get("planId"))}
     return update
+
+
+def message_text(content: Any) -> str:
+    """The text of a v2 whole message's ``content`` array (null or ``[]``: cleared, "")."""
+    return "".join(j.text(c.get("text"), "") for c in _content_list(content) if c.get("type") == "text")
+
+
+REPLACES = "acp/replaces"
+"""The extension on the first event of a message that replaces another (its value: the replaced
+message's id). See ``MessageBook``."""
+MESSAGES_KEPT = 64
+"""How many v2 messages a ``MessageBook`` remembers (the oldest is forgotten first)."""
+
+
+@attrs.define
+class _Said:
+    emitted: str  # the message id its text streams under in anyagent's events
+    parts: list[str]  # the text those events carry, as it came
+    ours: bool = False  # our own prompt acknowledged (never shown)
+    rewrites: int = 0
+
+
+@attrs.frozen
+class MessageEdit:
+    """What a whole-message upsert changes in the events: ``text`` appended to ``message_id``;
+    when ``replaces`` is set, ``message_id`` is a new message that replaces that one (its first
+    event carries ``REPLACES``), ``text`` its whole text ("" for a cleared message)."""
+
+    message_id: str
+    text: str
+    replaces: str | None = None
+
+
+class MessageBook:
+    """v2 messages by ``messageId``, for the whole-message upserts.
+
+    anyagent's message events only append (``TextDelta`` … ``MessageEnded``), while a v2 upsert
+    replaces the whole message. The rule: an upsert whose text extends what the events carry for
+    that message streams only the new suffix, under the same message id; one that says the same
+    changes nothing; one that rewrites it (the text shown is no longer its start) or clears it
+    (``content`` null or ``[]``) ends that message and starts a new one, ``<messageId>~<n>``, with
+    the whole new text, its first event (the first delta, or for a cleared message a
+    ``MessageEnded`` with no delta before it) carrying ``extensions[REPLACES]`` = the id it
+    replaces. A UI that reads the extension swaps the old message for the new; one that does not
+    shows both, so no text is lost and none is doubled. Chunks append to the message's current id.
+    ``content`` omitted changes nothing (the upsert updates other fields only).
+    """
+
+    def __init__(self) -> None:
+        self._said: dict[tuple[str, str], _Said] = {}
+
+    def _entry(self, kind: str, wire_id: str) -> _Said:
+        said = self._said.get((kind, wire_id))
+        if said is None:
+            said = self._said[(kind, wire_id)] = _Said(wire_id, [])
+            if len(self._said) > MESSAGES_KEPT:
+                del self._said[next(iter(self._said))]
+        return said
+
+    def known(self, kind: str, wire_id: str) -> bool:
+        return (kind, wire_id) in self._said
+
+    def mark_ours(self, kind: str, wire_id: str) -> None:
+        """``wire_id`` acknowledges our own prompt: its chunks and upserts are never shown."""
+        self._entry(kind, wire_id).ours = True
+
+    def ours(self, kind: str, wire_id: str) -> bool:
+        said = self._said.get((kind, wire_id))
+        return said is not None and said.ours
+
+    def chunk(self, kind: str, wire_id: str) -> tuple[str, list[str]]:
+        """Where a chunk of ``wire_id`` goes: its current message id and the text list it
+        appends to (the caller appends)."""
+        said = self._entry(kind, wire_id)
+        return said.emitted, said.parts
+
+    def upsert(self, kind: str, wire_id: str, text: str) -> MessageEdit | None:
+        """Apply a whole-message upsert with ``text``; None when the events already say it."""
+        said = self._entry(kind, wire_id)
+        shown = "".join(said.parts)
+        if len(said.parts) > 1:
+            said.parts[:] = [shown]
+        if text == shown:
+            return None
+        if text.startswith(shown):
+            said.parts.append(text[len(shown) :])
+            return MessageEdit(said.emitted, text[len(shown) :])
+        replaced = said.emitted
+        said.rewrites += 1
+        said.emitted = f"{wire_id}~{said.rewrites}"
+        said.parts[:] = [text] if text else []
+        return MessageEdit(said.emitted, text, replaced)
 
 
 DISPLAY_LIMIT = 1024 * 1024
@@ -285,10 +374,13 @@ def _b64(value: Any) -> bytes:
         return b""
 
 
-def permission_subject_v2(params: Mapping[str, Any]) -> dict[str, Any]:
+def permission_subject_v2(
+    params: Mapping[str, Any], known: Callable[[str], bool] = lambda _tool_id: False
+) -> dict[str, Any]:
     """The tool a v2 ``session/request_permission`` is about: ``subject.toolCall`` (a tool-call
     subject), or a tool made from a ``command`` subject (its ``toolCallId``, else one named by the
-    request); the request's ``title`` titles a tool that has none."""
+    request). The request's ``title`` is the prompt's copy, not the tool's (v2): it titles only a
+    tool that has no title and is not ``known`` yet, so a UI still has a name to show."""
     subject = j.obj(params.get("subject"))
     title = j.text(params.get("title"))
     if subject.get("type") == "tool_call":
@@ -302,9 +394,16 @@ def permission_subject_v2(params: Mapping[str, Any]) -> dict[str, Any]:
         }
     else:
         tool = {"toolCallId": f"permission-{abs(hash(title)) % 10**8}"}
-    if title and not tool.get("title"):
+    if title and not tool.get("title") and not known(j.text(tool.get("toolCallId"), "")):
         tool["title"] = title
     return tool
+
+
+def permission_detail_v2(params: Mapping[str, Any]) -> str | None:
+    """What a v2 permission prompt says (``PermissionRequest.detail``): its required ``title``,
+    then its optional ``description`` on the next line."""
+    said = [t for t in (j.text(params.get("title")), j.text(params.get("description"))) if t]
+    return "\n".join(said) or None
 
 
 def login_methods(init: Mapping[str, Any], executable: Path) -> tuple[LoginMethod, ...]:
@@ -582,9 +681,9 @@ def tool_kind(value: Any) -> ToolKindValue:
     return _TOOL_KINDS.get(j.text(value) or "", ToolKind.OTHER)
 
 
-def tool_status(value: Any, default: ToolStatus) -> ToolStatus:
-    """An ACP tool status as ours; absent or unknown keeps ``default``."""
-    return _TOOL_STATUSES.get(j.text(value) or "", default)
+def tool_status(value: Any, default: ToolStatus, *, v2: bool = False) -> ToolStatus:
+    """An ACP tool status as ours; absent or unknown keeps ``default``. v2 adds ``cancelled``."""
+    return (_TOOL_STATUSES_V2 if v2 else _TOOL_STATUSES).get(j.text(value) or "", default)
 
 
 def _command_text(value: Any) -> str | None:
@@ -697,11 +796,16 @@ class ToolBook:
     """
 
     def __init__(
-        self, terminal_text: Callable[[str], str | None] | None = None, mcp_servers: Iterable[str] = ()
+        self,
+        terminal_text: Callable[[str], str | None] | None = None,
+        mcp_servers: Iterable[str] = (),
+        *,
+        v2: bool = False,
     ) -> None:
         self._tools: dict[str, _Tool] = {}
         self._terminal_text = terminal_text
         self._mcp_servers = tuple(mcp_servers)
+        self._v2 = v2
 
     def upsert(self, fields: Mapping[str, Any]) -> ToolUpdate | None:
         """Merge one partial tool description; returns the whole new snapshot (None without an id)."""
@@ -715,6 +819,8 @@ class ToolBook:
         for key, value in fields.items():
             if key != "sessionUpdate" and value is not None:
                 entry.raw[key] = value
+            elif self._v2 and key != "sessionUpdate":  # v2 patches: null clears the field
+                entry.raw.pop(key, None)
         entry.update = self._snapshot(entry, fields)
         return entry.update
 
@@ -761,7 +867,7 @@ class ToolBook:
         if mcp is not None:
             changes["kind"] = mcp
         if "status" in fields:
-            changes["status"] = tool_status(fields.get("status"), current.status)
+            changes["status"] = tool_status(fields.get("status"), current.status, v2=self._v2)
         if j.text(fields.get("title")) is not None:
             changes["title"] = fields["title"]
         if "rawInput" in fields and isinstance(fields.get("rawInput"), dict):
@@ -772,8 +878,20 @@ class ToolBook:
                 for loc in map(j.obj, fields["locations"])
                 if isinstance(loc.get("path"), str)
             )
+        if self._v2:
+            self._cleared(fields, changes)
         output = current.output
-        if isinstance(fields.get("content"), list):
+        if self._v2 and "content" in fields and not isinstance(fields.get("content"), list):
+            changes["diffs"], entry.terminals, output = (), [], None  # null (or not a list): cleared
+        elif self._v2 and isinstance(fields.get("content"), list):
+            # v2: a concrete content array replaces everything the tool held, its text too
+            diffs, text, terminals = _content(fields["content"])
+            changes["diffs"] = tuple(diffs)
+            touched = [p for i in fields["content"] if _is_structured_diff(i) for p in diff_paths(i)]
+            if touched and not isinstance(raw.get("locations"), list):  # v2 diffs name their files
+                changes["locations"] = tuple(ToolLocation(p) for p in touched)
+            entry.terminals, output = terminals, text
+        elif isinstance(fields.get("content"), list):
             diffs, text, terminals = _content(fields["content"])
             changes["diffs"] = tuple(diffs)
             entry.terminals = terminals or entry.terminals
@@ -782,6 +900,18 @@ class ToolBook:
             output = _raw_output_text(raw.get("rawOutput"))
         changes["output"] = self._output(entry, output)
         return attrs.evolve(current, **changes)
+
+    @staticmethod
+    def _cleared(fields: Mapping[str, Any], changes: dict[str, Any]) -> None:
+        """v2's three-state patches: a field sent as null is cleared (omitted: unchanged)."""
+        for key, field, empty in (
+            ("title", "title", ""),
+            ("rawInput", "input", ToolInput()),
+            ("locations", "locations", ()),
+            ("kind", "kind", ToolKind.OTHER),
+        ):
+            if key in fields and fields[key] is None:
+                changes[field] = empty
 
     def _output(self, entry: _Tool, output: str | None) -> str | None:
         if self._terminal_text is not None:
@@ -792,6 +922,10 @@ class ToolBook:
         return _cap(output) if output is not None else None
 
 
+def _is_structured_diff(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("type") == "diff" and isinstance(item.get("changes"), list)
+
+
 def _content(items: list[Any]) -> tuple[list[FileDiff], str | None, list[str]]:
     """A tool's ``content`` list: its diffs, its text (joined), the terminals it embeds."""
     diffs: list[FileDiff] = []
@@ -800,7 +934,9 @@ def _content(items: list[Any]) -> tuple[list[FileDiff], str | None, list[str]]:
     for raw in items:
         item = j.obj(raw)
         kind = item.get("type")
-        if kind == "diff":
+        if _is_structured_diff(item):
+            diffs.extend(structured_diffs(item))
+        elif kind == "diff":
             path, new_text = j.text(item.get("path")), j.text(item.get("newText"))
             if path is not None:
                 diffs.append(FileDiff(path, new_text or "", j.text(item.get("oldText"))))
@@ -825,3 +961,121 @@ def _raw_output_text(raw_output: Any) -> str | None:
         if value is not None:
             return value
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# v2 structured diffs
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def diff_paths(item: Mapping[str, Any]) -> list[str]:
+    """The files a v2 ``diff`` content item touches, in its ``changes`` order: each change's
+    ``path``, and a ``move``'s or ``copy``'s ``oldPath`` before it."""
+    paths: list[str] = []
+    for change in map(j.obj, j.arr(item.get("changes"))):
+        for key in ("oldPath", "path"):
+            path = j.text(change.get(key))
+            if path and path not in paths:
+                paths.append(path)
+    return paths
+
+
+def structured_diffs(item: Mapping[str, Any]) -> list[FileDiff]:
+    """A v2 ``diff`` content item (``changes`` + an optional ``git_patch``) as ``FileDiff``s.
+
+    v2 has no whole old/new texts, so what a ``FileDiff`` can say exactly is read from the patch:
+    an ``add`` is the created file (``old_text`` None, ``new_text`` every added line), a ``delete``
+    the removed file (``new_text`` empty, ``old_text`` every removed line), and each hunk of a
+    ``modify`` (or of a ``move``/``copy`` that edits) one ``FileDiff`` whose texts are the hunk's
+    old and new sides (context included), as claude's ``Edit`` fragments are. A change the patch
+    does not cover (no patch, a binary change, a pure move, a directory or symlink) gives no
+    ``FileDiff``; its path still lands in the tool's ``locations`` (``diff_paths``)."""
+    patch = j.obj(item.get("patch"))
+    text = j.text(patch.get("text")) if j.text(patch.get("format"), "git_patch") == "git_patch" else None
+    sections = _patch_sections(text or "")
+    diffs: list[FileDiff] = []
+    for change in map(j.obj, j.arr(item.get("changes"))):
+        path = j.text(change.get("path"))
+        if not path:
+            continue
+        operation = j.text(change.get("operation"))
+        hunks = sections.get(path)
+        if not hunks and operation == "move":  # a patch may name a moved file by its old path
+            hunks = sections.get(j.text(change.get("oldPath")) or "")
+        if not hunks:
+            continue
+        if operation == "add":
+            diffs.append(FileDiff(path, "".join(new for _old, new in hunks), None))
+        elif operation == "delete":
+            diffs.append(FileDiff(path, "", "".join(old for old, _new in hunks)))
+        else:
+            diffs.extend(FileDiff(path, new, old) for old, new in hunks)
+    return diffs
+
+
+def _patch_path(value: str) -> str | None:
+    value = value.split("\t", 1)[0].strip()
+    if value == "/dev/null" or not value:
+        return None
+    if value.startswith('"') and value.endswith('"') and len(value) > 1:
+        value = value[1:-1]
+    if value[:2] in ("a/", "b/"):  # git's default prefixes (v2 asks for absolute paths, without them)
+        value = value[2:]
+    return value
+
+
+def _patch_sections(text: str) -> dict[str, list[tuple[str, str]]]:
+    """A ``git_patch`` text's hunks by file: ``{path: [(old side, new side), ...]}``, a file under
+    both its old and its new path (``--- ``/``+++ `` or ``rename from``/``rename to``)."""
+    sections: dict[str, list[tuple[str, str]]] = {}
+    lines = text.splitlines(keepends=True)
+    paths: list[str] = []
+    hunks: list[tuple[str, str]] = []
+
+    def flush() -> None:
+        for path in paths:
+            sections.setdefault(path, []).extend(hunks)
+
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        if line.startswith("diff --git "):
+            flush()
+            paths, hunks = [], []
+        elif line.startswith(("--- ", "+++ ", "rename from ", "rename to ", "copy from ", "copy to ")):
+            path = _patch_path(line.split(" ", 2)[-1] if line.startswith(("rename", "copy")) else line[4:])
+            if path is not None and path not in paths:
+                paths.append(path)
+        elif (match := _HUNK.match(line)) is not None:
+            old_left = int(match.group(2) or "1")
+            new_left = int(match.group(4) or "1")
+            old: list[str] = []
+            new: list[str] = []
+            last: list[list[str]] = []
+            while index < len(lines) and (old_left > 0 or new_left > 0 or lines[index].startswith("\\")):
+                body = lines[index]
+                mark, rest = body[:1], body[1:]
+                if mark == "\\":  # "\ No newline at end of file": the line before it has none
+                    for side in last:
+                        if side:
+                            side[-1] = side[-1].rstrip("\r\n")
+                elif mark in (" ", "\n", "\r", ""):
+                    rest = rest if mark == " " else "\n"
+                    old.append(rest)
+                    new.append(rest)
+                    old_left, new_left, last = old_left - 1, new_left - 1, [old, new]
+                elif mark == "-":
+                    old.append(rest)
+                    old_left, last = old_left - 1, [old]
+                elif mark == "+":
+                    new.append(rest)
+                    new_left, last = new_left - 1, [new]
+                else:
+                    break
+                index += 1
+            hunks.append(("".join(old), "".join(new)))
+    flush()
+    return sections

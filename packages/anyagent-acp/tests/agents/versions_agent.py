@@ -12,7 +12,13 @@ method the client sent is appended (``initialize <version>`` for an initialize).
 
 Prompts (first word): ``perm`` asks a permission first; ``term`` runs a tool that shows a display
 terminal (``terminal_update``, ``terminal_output_chunk``); ``wait`` streams one chunk and waits for
-``session/cancel``; anything else answers "Hello v<version>" with a tool and a plan.
+``session/cancel``; ``diff`` runs edit tools whose content is v2's structured diffs; ``upsert``
+sends whole-message upserts that extend, repeat, rewrite and clear messages; ``plans`` sends two
+plans and one of an unknown type; ``toolperm`` asks a permission about a tool already shown, with a
+description, then cancels that tool; ``nulls`` patches a tool with nulls (cleared) and a new
+content array (replacing); ``background`` answers, then starts work of its own (``running``, a
+message, ``idle``); anything else answers "Hello v<version>" with a tool and a
+plan.
 """
 
 from __future__ import annotations
@@ -106,6 +112,51 @@ def turn_v2(rid: Any, text: str, prompt: list[Any]) -> None:
     if text.startswith("term"):
         terminal(rid)
         return
+    if text.startswith("diff"):
+        diffs()
+        return
+    if text.startswith("upsert"):
+        upserts()
+        return
+    if text.startswith("plans"):
+        plans()
+        return
+    if text.startswith("toolperm"):
+        update({"sessionUpdate": "tool_call_update", "toolCallId": "t5", "title": "Run setup.sh", "kind": "execute",
+                "status": "pending"})  # fmt: skip
+        state["next"] += 1
+        params = {
+            "sessionId": SESSION,
+            "title": "Run this script?",
+            "description": "It changes your project.",
+            "subject": {"type": "tool_call", "toolCall": {"toolCallId": "t5", "status": "pending"}},
+            "options": [
+                {"optionId": "yes", "name": "Allow once", "kind": "allow_once"},
+                {"optionId": "no", "name": "Deny", "kind": "reject_once"},
+            ],
+        }
+        state["after_reply"] = "toolperm"
+        send({"jsonrpc": "2.0", "id": state["next"], "method": "session/request_permission", "params": params})
+        update({"sessionUpdate": "state_update", "state": "requires_action"})
+        return
+    if text.startswith("background"):
+        finish_v2()
+        update({"sessionUpdate": "state_update", "state": "running"})
+        chunk("later", "b1")
+        update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+        return
+    if text.startswith("nulls"):
+        said = {"type": "content", "content": {"type": "text", "text": "partial"}}
+        update({"sessionUpdate": "tool_call_update", "toolCallId": "t6", "title": "Grep", "kind": "search",
+                "status": "in_progress", "rawInput": {"pattern": "x"}, "locations": [{"path": "/w/a"}],
+                "content": [said]})  # fmt: skip
+        update({"sessionUpdate": "tool_call_update", "toolCallId": "t6", "title": None, "rawInput": None,
+                "locations": None, "content": None})  # fmt: skip
+        terminal_ref = {"type": "terminal", "terminalId": "nope"}
+        update({"sessionUpdate": "tool_call_update", "toolCallId": "t6", "content": [terminal_ref]})
+        update({"sessionUpdate": "tool_call_update", "toolCallId": "t6", "status": "completed"})
+        update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+        return
     if text.startswith("wait"):
         chunk("working", "a1")
         state["waiting"] = True
@@ -129,6 +180,100 @@ def terminal(rid: Any) -> None:
     update({"sessionUpdate": "terminal_output_chunk", "terminalId": "term1", "data": b64(data[2:])})
     update({"sessionUpdate": "terminal_update", "terminalId": "term1", "exitStatus": {"exitCode": 0}})
     update({"sessionUpdate": "tool_call_update", "toolCallId": "t2", "status": "completed"})
+    update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+
+
+PATCH = (
+    "diff --git /w/src/a.py /w/src/a.py\n"
+    "--- /w/src/a.py\n"
+    "+++ /w/src/a.py\n"
+    "@@ -1,3 +1,3 @@\n"
+    " one\n"
+    "-two\n"
+    "+TWO\n"
+    " three\n"
+    "@@ -10,2 +10,3 @@\n"
+    " ten\n"
+    " eleven\n"
+    "+twelve\n"
+    "diff --git /w/new.txt /w/new.txt\n"
+    "new file mode 100644\n"
+    "--- /dev/null\n"
+    "+++ /w/new.txt\n"
+    "@@ -0,0 +1,2 @@\n"
+    "+hello\n"
+    "+world\n"
+    "\\ No newline at end of file\n"
+    "diff --git /w/old.txt /w/old.txt\n"
+    "deleted file mode 100644\n"
+    "--- /w/old.txt\n"
+    "+++ /dev/null\n"
+    "@@ -1 +0,0 @@\n"
+    "-bye\n"
+)
+
+
+def diffs() -> None:
+    """Two edit tools with v2 diffs: one in its ``tool_call_update`` (a modify of two hunks, an
+    add, a delete, and a move the patch does not cover), one streamed as a content chunk (a
+    binary change with no patch)."""
+    changes = [
+        {"operation": "modify", "path": "/w/src/a.py", "fileType": "text", "mimeType": "text/x-python"},
+        {"operation": "add", "path": "/w/new.txt", "fileType": "text"},
+        {"operation": "delete", "path": "/w/old.txt", "fileType": "text"},
+        {"operation": "move", "oldPath": "/w/from.txt", "path": "/w/to.txt"},
+    ]
+    diff = {"type": "diff", "changes": changes, "patch": {"format": "git_patch", "text": PATCH}}
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "e1", "title": "Edit files", "kind": "edit",
+            "status": "in_progress", "content": [diff]})  # fmt: skip
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "e1", "status": "completed"})
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "e2", "title": "Edit logo", "kind": "edit"})
+    binary = {"type": "diff", "changes": [{"operation": "modify", "path": "/w/logo.png", "fileType": "binary"}]}
+    update({"sessionUpdate": "tool_call_content_chunk", "toolCallId": "e2", "content": binary})
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "e2", "status": "completed"})
+    update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+
+
+def whole(kind: str, message_id: str, text: str | None) -> None:
+    body: dict[str, Any] = {"sessionUpdate": kind, "messageId": message_id}
+    body["content"] = None if text is None else [{"type": "text", "text": text}]
+    update(body)
+
+
+def upserts() -> None:
+    """Whole-message upserts over chunks: a1 streams "Hel" "lo", an upsert extends it to
+    "Hello world" and one repeats that; the thought r1 comes whole; a tool ends a1, and an upsert
+    extends it again ("!"); a2 streams "Draft" and an upsert rewrites it to "Final answer", which
+    a chunk extends; a3 says "gone" and is cleared; u2 is a user message that is not our prompt."""
+    chunk("Hel", "a1")
+    chunk("lo", "a1")
+    whole("agent_message", "a1", "Hello world")
+    whole("agent_message", "a1", "Hello world")
+    update({"sessionUpdate": "agent_message", "messageId": "a1", "_meta": {"x": 1}})  # content omitted
+    whole("agent_thought", "r1", "thinking")
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "t3", "title": "Look", "kind": "read",
+            "status": "completed"})  # fmt: skip
+    whole("agent_message", "a1", "Hello world!")
+    chunk("Draft", "a2")
+    whole("agent_message", "a2", "Final answer")
+    chunk(".", "a2")
+    whole("agent_message", "a3", "gone")
+    whole("agent_message", "a3", None)
+    whole("user_message", "u2", "from the parent")
+    update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+
+
+def plans() -> None:
+    """Two plans by planId (the second updated later) and one of a type stable v2 does not define."""
+
+    def plan(plan_id: str, *contents: str) -> None:
+        entries = [{"content": c, "priority": "medium", "status": "pending"} for c in contents]
+        update({"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": plan_id, "entries": entries}})
+
+    plan("p1", "a", "b")
+    plan("p2", "c")
+    update({"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": "p3", "text": "# plan"}})
+    plan("p2", "c", "d")
     update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
 
 
@@ -157,6 +302,10 @@ def main() -> None:
         if method is None:  # an answer to our permission request
             log(f"reply {json.dumps(frame.get('result'))}")
             outcome = (frame.get("result") or {}).get("outcome", {})
+            if state.pop("after_reply", None) == "toolperm":
+                update({"sessionUpdate": "tool_call_update", "toolCallId": "t5", "status": "cancelled"})
+                update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+                continue
             finish_v2(outcome.get("optionId") or outcome.get("outcome"))
             continue
         if method != "initialize":
