@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 
 import anyio
@@ -25,6 +26,8 @@ from anyagent import (
     InvalidRequest,
     McpServer,
     PermissionChoice,
+    PlanUsage,
+    PlanUsageWindow,
     QuestionAnswer,
     Queued,
     RequestOpened,
@@ -449,3 +452,24 @@ def test_launch_limit_must_be_a_positive_int() -> None:
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(InvalidRequest):
             Runtime(launch_limit=bad)  # type: ignore[arg-type]
+
+
+async def test_a_mock_with_plan_usage_reports_it_and_the_capability() -> None:
+    usage = PlanUsage(
+        plan="Max",
+        windows=(
+            PlanUsageWindow("5 hours", 42.5, datetime(2030, 1, 1, 15, 0, tzinfo=timezone.utc)),
+            PlanUsageWindow("week", 7.0, None),
+        ),
+    )
+    runtime = Runtime.with_mock(Script(plan_usage=usage))
+    agent = (await runtime.discover()).require("mock")
+    assert (await runtime.probe(agent)).capabilities.supports(Capability.PLAN_USAGE)
+    assert await runtime.plan_usage(agent) == usage
+    entries = await runtime.plan_usage_all()
+    assert [(e.usage, e.error) for e in entries] == [(usage, None)]
+    loaded = Script.from_dict(
+        {"plan_usage": {"plan": "Pro", "windows": [{"label": "5h", "used_percent": 10.0, "resets_at": None}]}}
+    )
+    assert loaded.plan_usage == PlanUsage(plan="Pro", windows=(PlanUsageWindow("5h", 10.0),))
+    assert not Script().capability_set().supports(Capability.PLAN_USAGE)

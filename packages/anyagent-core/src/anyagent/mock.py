@@ -26,9 +26,11 @@ unanswered), ``ends_turns`` / ``ends_agent_turns`` (False: no end frame, complet
 (a wedged agent), ``ignore_cancel`` (never confirms a cancel), ``refuses_prompt_while_busy`` (a
 prompt that arrives while a turn still plays ends ``Failed("still running a turn")``, as codex and
 pi do; reported as ``DriverInfo.refuses_prompt_while_busy``), ``logged_out`` (``open`` raises
-``AuthRequired``), ``version``, ``history`` (``HistoryEntry`` values ``Runtime.history`` lists for
-the agent ``"mock"``, filtered by their ``cwd``; resuming one of their tokens opens a session with
-its title; None, the default, makes ``history`` raise ``UnsupportedFeature``).
+``AuthRequired``), ``plan_usage`` (the ``PlanUsage`` ``Runtime.plan_usage`` returns for the agent,
+reported as ``Capability.PLAN_USAGE``; None, the default, makes it raise ``UnsupportedFeature``),
+``version``, ``history`` (``HistoryEntry`` values ``Runtime.history`` lists for the agent
+``"mock"``, filtered by their ``cwd``; resuming one of their tokens opens a session with its title;
+None, the default, makes ``history`` raise ``UnsupportedFeature``).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import os
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
@@ -69,6 +71,7 @@ from ._types import (
     PermissionRequest,
     PlanEntry,
     PlanUpdated,
+    PlanUsage,
     Question,
     QuestionChoice,
     QuestionRequest,
@@ -86,6 +89,9 @@ from ._types import (
     ToolUpdated,
     _tuple,
 )
+
+if TYPE_CHECKING:
+    from ._installation import AgentInstallation, AgentProfile
 
 __all__ = [
     "MockAdapter",
@@ -202,6 +208,7 @@ class Script:
     logged_out: bool = False
     version: str = "mock"
     history: tuple[HistoryEntry, ...] | None = attrs.field(default=None, converter=_history)
+    plan_usage: PlanUsage | None = None
     entries: tuple[_Entry, ...] = ()
 
     def turn(self, steps: Iterable[Step]) -> Script:
@@ -250,6 +257,8 @@ class Script:
             caps.add(Capability.COMPACT)
         if self.history is not None:
             caps.add(Capability.RESUME)
+        if self.plan_usage is not None:
+            caps.add(Capability.PLAN_USAGE)
         return Capabilities.of(*caps)
 
     def history_entry(self, token: str) -> HistoryEntry | None:
@@ -277,7 +286,7 @@ def _script_from_json(data: Mapping[str, Any]) -> Script:
     from . import serialize
 
     try:
-        known = {*_FLAGS, "options", "capabilities", "buffer", "version", "history", "turns"}
+        known = {*_FLAGS, "options", "capabilities", "buffer", "version", "history", "plan_usage", "turns"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise InvalidConfiguration(f"unknown mock script keys: {', '.join(unknown)}")
@@ -294,6 +303,7 @@ def _script_from_json(data: Mapping[str, Any]) -> Script:
             buffer=int(data.get("buffer", 64)),
             version=str(data.get("version", "mock")),
             history=(None if data.get("history") is None else serialize.structure(data["history"], list[HistoryEntry])),
+            plan_usage=(None if data.get("plan_usage") is None else serialize.structure(data["plan_usage"], PlanUsage)),
         )
         for turn in data.get("turns", []):
             steps = tuple(_step_from_json(step) for step in turn.get("steps", []))
@@ -500,6 +510,13 @@ class MockAdapter(seam.Adapter):
         )
         await anyio.lowlevel.checkpoint()
         return _MockDriver(script, info, self.sent)
+
+    async def plan_usage(self, installation: AgentInstallation, profile: AgentProfile | None) -> PlanUsage:
+        """The script's ``plan_usage`` (``UnsupportedFeature`` when it has none, like an API-key login)."""
+        await anyio.lowlevel.checkpoint()
+        if self.script.plan_usage is None:
+            raise UnsupportedFeature("this mock agent reports no plan usage (give Script(plan_usage=...))")
+        return self.script.plan_usage
 
     async def history(self, request: seam.ConnectRequest, cwd: Path | None) -> seam.HistoryListing:
         """The script's ``history`` entries (those run in ``cwd`` when given)."""

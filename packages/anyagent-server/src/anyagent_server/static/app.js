@@ -108,7 +108,7 @@ function renderThreads() {
 let view = null; // {session, thread, messages, tools, requests, queue, lastSeq}
 
 function newView(session, thread) {
-  view = { session, thread, messages: new Map(), reasoning: new Map(), tools: new Map(), requests: new Map(), queue: new Map(), lastSeq: 0, info: null };
+  view = { session, thread, messages: new Map(), reasoning: new Map(), tools: new Map(), requests: new Map(), queue: new Map(), turns: new Map(), lastSeq: 0, info: null, rollingBack: 0 };
   $("transcript").replaceChildren();
   $("queue").replaceChildren();
   $("delivery").textContent = "";
@@ -125,9 +125,10 @@ function setInfo(info) {
   s.info = info;
   sessions.set(info.id, s);
   $("chat-title").textContent = info.title || view.firstPrompt || `${info.agent.name} · new thread`;
-  const caps = info.details.capabilities || {};
-  $("compact").hidden = !caps.compact;
-  $("rollback").hidden = !caps.rollback;
+  const features = new Set(((info.details && info.details.capabilities) || {}).features || []);
+  view.features = features;
+  $("compact").hidden = !features.has("Compact");
+  $("rollback").hidden = !features.has("Rollback");
   setStatus(info.id, s.status);
 }
 
@@ -141,6 +142,8 @@ function setStatus(session, status) {
     badge.className = `badge ${status}`;
     badge.textContent = STATUS[status] || status;
     $("cancel").hidden = status === "idle" || status === "failed";
+    $("compact").disabled = status !== "idle";
+    $("rollback").disabled = status !== "idle" || !lastTurns(1).length;
   }
   renderThreads();
 }
@@ -150,10 +153,48 @@ function scrollDown() {
   if (t.scrollHeight - t.scrollTop - t.clientHeight < 200) t.scrollTop = t.scrollHeight;
 }
 
+// Each top-level turn renders into its own <section class="turn">; a subagent's events (those
+// with turn_info.parent_tool_id) render inside the tool card that started it.
 function container(event) {
-  const parent = event.turn_info && event.turn_info.parent_tool_id;
+  const info = event.turn_info;
+  const parent = info && info.parent_tool_id;
   if (parent && view.tools.has(parent)) return view.tools.get(parent).nested;
+  if (info && info.id) return turnSection(info.id);
   return $("transcript");
+}
+
+function turnSection(id) {
+  let turn = view.turns.get(id);
+  if (!turn) {
+    const node = el("section", "turn");
+    node.dataset.turn = id;
+    turn = { id, node, prompt: null, ended: false, user: null };
+    view.turns.set(id, turn);
+    $("transcript").append(node);
+  }
+  return turn.node;
+}
+
+// The prompt's own bubble joins the turn it started (whichever of the two arrives first).
+function joinPrompt(promptId) {
+  const turn = [...view.turns.values()].find((t) => t.prompt === promptId);
+  const bubble = $("transcript").querySelector(`.message.user[data-prompt="${CSS.escape(promptId)}"]`);
+  if (turn && bubble && bubble.parentNode !== turn.node) { turn.node.prepend(bubble); turn.user = bubble; }
+}
+
+// The last n turns a rollback would rewind: ended prompt turns not rolled back yet, newest first.
+function lastTurns(n) {
+  if (!view) return [];
+  return [...view.turns.values()].filter((t) => t.prompt && t.ended && !t.node.classList.contains("rolled-back")).reverse().slice(0, n);
+}
+
+function markRolledBack(n) {
+  for (const turn of lastTurns(n)) {
+    turn.node.classList.add("rolled-back");
+    turn.node.setAttribute("aria-label", "Rolled back turn");
+    turn.node.prepend(el("div", "note rolled-back-note", "Rolled back: the agent no longer remembers this turn"));
+  }
+  setStatus(view.session, (sessions.get(view.session) || {}).status || "idle");
 }
 
 function message(event, id) {
@@ -175,6 +216,7 @@ function paint(m) {
 
 function userMessage(text, where = $("transcript")) {
   const node = el("div", "message user");
+  node.setAttribute("aria-label", "You");
   node.innerHTML = render(text);
   where.append(node);
   scrollDown();
@@ -208,12 +250,15 @@ function toolCard(event, tool) {
     const output = el("pre", "tool-output");
     const extra = el("div", "tool-extra");
     const nested = el("div", "tool-nested");
+    nested.setAttribute("role", "group");
+    nested.setAttribute("aria-label", `Subagent of ${tool.title}`);
     node.append(summary, input, extra, output, nested);
     card = { node, kind, title, status, input, output, extra, nested, streamed: "" };
     view.tools.set(tool.id, card);
     container(event).append(node);
   }
   card.kind.textContent = typeof tool.kind === "string" ? tool.kind : Object.keys(tool.kind || { Other: 1 })[0];
+  card.node.classList.toggle("subagent", card.kind.textContent === "Subagent");
   card.title.textContent = tool.title;
   card.status.textContent = TOOL_STATUS[tool.status] || tool.status;
   card.status.className = `tool-status ${TOOL_STATUS[tool.status] || ""}`;
@@ -279,7 +324,17 @@ function apply(event, tag, body) {
   } else if (tag === "TurnStarted") {
     const origin = body.origin;
     if (origin && origin.Prompt) dropQueued(origin.Prompt);
+    const info = event.turn_info;
+    if (info && info.id && !info.parent_tool_id) {
+      turnSection(info.id);
+      const turn = view.turns.get(info.id);
+      turn.prompt = origin && origin.Prompt ? origin.Prompt : null;
+      if (!turn.prompt) turn.node.classList.add("agent-turn");
+      if (turn.prompt) joinPrompt(turn.prompt);
+    }
   } else if (tag === "TurnEnded") {
+    const info = event.turn_info;
+    if (info && info.id && !info.parent_tool_id && view.turns.has(info.id)) view.turns.get(info.id).ended = true;
     const stop = typeof body.stop === "string" ? body.stop : Object.keys(body.stop)[0];
     if (stop !== "Completed") {
       const detail = typeof body.stop === "object" ? body.stop[stop] : null;
@@ -287,13 +342,22 @@ function apply(event, tag, body) {
     }
   } else if (tag === "RequestOpened") openRequest(body);
   else if (tag === "RequestClosed") closeRequest(body.request_id);
-  else if (tag === "SessionUpdated") setInfo(body);
+  else if (tag === "SessionUpdated") {
+    setInfo(body);
+    if (view.rollingBack) { const n = view.rollingBack; view.rollingBack = 0; markRolledBack(n); }
+  }
   else if (tag === "PlanUpdated") {
     const list = el("ul", "plan");
     for (const e of body.entries) list.append(el("li", `plan-${e.status}`, e.text));
     container(event).append(list);
-  } else if (tag === "Diagnostic") container(event).append(el("div", `note diagnostic ${body.level || ""}`, body.message));
-  else if (tag === "ContextCompacted") container(event).append(el("div", "note", "Context compacted"));
+  } else if (tag === "Diagnostic") {
+    container(event).append(el("div", `note diagnostic ${body.level || ""}`, body.message));
+    view.rollingBack = 0; // a refused rollback says so as a Diagnostic
+  } else if (tag === "ContextCompacted") {
+    const note = el("div", "note compacted", "Context compacted: older turns are summarized for the agent");
+    note.setAttribute("role", "status");
+    container(event).append(note);
+  } else if (tag === "PlanUsageUpdated" && view.info) planUsage.set(view.info.agent.id, { usage: body });
 }
 
 function onClosed(session) {
@@ -387,7 +451,7 @@ function dropQueued(promptId) {
 
 async function send(text) {
   const session = view.session;
-  userMessage(text);
+  const bubble = userMessage(text);
   if (!view.firstPrompt && !(view.info && view.info.title)) {
     view.firstPrompt = text.split("\n")[0].slice(0, 80);
     $("chat-title").textContent = view.firstPrompt;
@@ -396,6 +460,13 @@ async function send(text) {
   try {
     const delivery = await call("prompt", { session, text });
     const [kind, body] = Object.entries(delivery.kind)[0];
+    if (view && view.session === session) {
+      bubble.dataset.prompt = delivery.prompt_id;
+      if (kind === "Steered") { // it joined the running turn: show it there
+        const running = [...view.turns.values()].reverse().find((t) => !t.ended);
+        if (running) running.node.append(bubble);
+      } else joinPrompt(delivery.prompt_id);
+    }
     $("delivery").textContent = kind === "Queued" ? `Queued, #${body.position + 1} in line` : kind === "Steered" ? "Steered into the running turn" : "Started a turn";
     $("delivery").dataset.kind = kind;
     if (kind === "Queued") {
@@ -520,29 +591,99 @@ function openSettings() {
   $("settings-dialog").showModal();
 }
 
+const planUsage = new Map(); // agent id -> {usage} | {error}, from plan_usage or PlanUsageUpdated
+
+// The usage dialog: this thread's context window, then every installed agent's plan windows as a
+// small bar chart (used share, reset time); an agent without plan usage says so.
 async function openUsage() {
   const box = $("usage");
   box.replaceChildren();
-  const s = sessions.get(view.session) || {};
-  const u = s.usage;
+  const s = view && view.session ? sessions.get(view.session) || {} : null;
+  const u = s && s.usage;
   box.append(el("h3", null, "Context"));
-  if (u && u.window_tokens) {
+  if (!s) box.append(el("p", "hint", "Open a thread to see its context window."));
+  else if (u && u.window_tokens) {
     box.append(bar(`${u.used_tokens.toLocaleString()} of ${u.window_tokens.toLocaleString()} tokens`, (100 * u.used_tokens) / u.window_tokens));
   } else box.append(el("p", null, u ? `${u.used_tokens} tokens` : "No usage reported yet."));
   if (u && u.cost_usd != null) box.append(el("p", null, `Cost: $${u.cost_usd.toFixed(4)}`));
   box.append(el("h3", null, "Plan"));
+  const plans = el("div", "plans");
+  plans.append(el("p", "hint", "Asking the agents…"));
+  box.append(plans);
   $("usage-dialog").showModal();
   try {
-    const plan = await call("plan_usage", { agent: view.info.agent.id });
-    if (!plan.windows.length) box.append(el("p", null, "No plan windows reported."));
-    for (const w of plan.windows) box.append(bar(`${w.label}${w.resets_at ? ` · resets ${new Date(w.resets_at.secs_since_epoch * 1000).toLocaleString()}` : ""}`, w.used_percent_exact));
-  } catch (err) { box.append(el("p", "hint", `${err.kind}: ${err.message}`)); }
+    if (!discovery) discovery = await call("discover");
+    const agents = [...discovery.agents];
+    const current = view && view.info ? view.info.agent.id : null;
+    agents.sort((a, b) => (b.id === current) - (a.id === current));
+    await Promise.all(agents.map(async (a) => {
+      try { planUsage.set(a.id, { usage: await call("plan_usage", { agent: a.id }) }); } catch (err) { planUsage.set(a.id, { error: err }); }
+    }));
+    plans.replaceChildren(...agents.map((a) => planCard(a, planUsage.get(a.id))));
+    if (!agents.length) plans.replaceChildren(el("p", null, "No agents installed."));
+  } catch (err) { plans.replaceChildren(el("p", "hint", `${err.kind}: ${err.message}`)); }
+}
+
+const secs = (t) => (t ? t.secs_since_epoch * 1000 + Math.floor((t.nanos_since_epoch || 0) / 1e6) : 0);
+
+function untilText(ms) {
+  const m = Math.max(0, Math.round(ms / 60000));
+  if (m < 60) return `${m} min`;
+  if (m < 48 * 60) return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, "0")} min`;
+  return `${Math.round(m / 1440)} days`;
+}
+
+function planCard(agent, entry) {
+  const card = el("section", "plan-card");
+  card.dataset.agent = agent.id;
+  const head = el("div", "plan-head");
+  head.append(el("strong", null, agent.name));
+  if (entry && entry.usage && entry.usage.plan) head.append(el("span", "badge plan-name", entry.usage.plan));
+  card.append(head);
+  if (!entry || entry.error) {
+    const e = entry ? entry.error : {};
+    const unsupported = e.kind === "UnsupportedFeature";
+    card.append(el("p", "hint plan-none", unsupported ? `No plan usage: ${e.message}` : `Plan usage unavailable — ${e.kind}: ${e.message}`));
+    return card;
+  }
+  const windows = entry.usage.windows || [];
+  if (!windows.length) { card.append(el("p", "hint plan-none", "No plan windows reported.")); return card; }
+  const chart = el("div", "plan-chart");
+  chart.setAttribute("role", "list");
+  for (const w of windows) {
+    const pct = Math.min(100, Math.max(0, w.used_percent_exact ?? w.used_percent));
+    const row = el("div", "plan-window");
+    row.setAttribute("role", "listitem");
+    row.append(el("span", "plan-label", w.label));
+    const track = el("div", "usage-track");
+    track.setAttribute("role", "meter");
+    track.setAttribute("aria-label", `${agent.name} ${w.label}`);
+    track.setAttribute("aria-valuemin", "0");
+    track.setAttribute("aria-valuemax", "100");
+    track.setAttribute("aria-valuenow", String(Math.round(pct)));
+    const fill = el("div", `usage-fill${pct >= 90 ? " high" : pct >= 70 ? " mid" : ""}`);
+    fill.style.width = `${pct}%`;
+    track.append(fill);
+    row.append(track, el("span", "plan-percent", `${Math.round(pct)}%`));
+    const at = secs(w.resets_at);
+    const reset = el("span", "plan-reset", at ? `resets in ${untilText(at - Date.now())} · ${new Date(at).toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" })}` : "no reset time");
+    if (at) { reset.dataset.resetsAt = new Date(at).toISOString(); reset.title = new Date(at).toLocaleString(); }
+    row.append(reset);
+    chart.append(row);
+  }
+  card.append(chart);
+  return card;
 }
 
 function bar(label, percent) {
   const row = el("div", "usage-row");
   row.append(el("div", "usage-label", `${label} (${Math.round(percent)}%)`));
   const track = el("div", "usage-track");
+  track.setAttribute("role", "meter");
+  track.setAttribute("aria-label", "Context window");
+  track.setAttribute("aria-valuemin", "0");
+  track.setAttribute("aria-valuemax", "100");
+  track.setAttribute("aria-valuenow", String(Math.round(percent)));
   const fill = el("div", "usage-fill");
   fill.style.width = `${Math.min(100, Math.max(0, percent))}%`;
   track.append(fill);
@@ -563,9 +704,14 @@ $("prompt").addEventListener("keydown", (e) => {
 });
 $("cancel").onclick = async () => { try { await call("cancel", { session: view.session }); } catch (e) { showError(e); } };
 $("compact").onclick = async () => { try { await call("compact", { session: view.session }); } catch (e) { showError(e); } };
-$("rollback").onclick = async () => { try { await call("rollback", { session: view.session, turns: 1 }); $("transcript").append(el("div", "note", "Rolled back one turn")); } catch (e) { showError(e); } };
+// Confirmed by SessionUpdated (the last turn is then marked); a refusal arrives as a Diagnostic.
+$("rollback").onclick = async () => {
+  view.rollingBack = 1;
+  try { await call("rollback", { session: view.session, turns: 1 }); } catch (e) { view.rollingBack = 0; showError(e); }
+};
 $("settings-button").onclick = openSettings;
 $("usage-button").onclick = openUsage;
+$("plan-button").onclick = openUsage;
 $("new-thread").onclick = () => newThread().catch(showError);
 $("back").onclick = () => document.body.classList.remove("chatting");
 let searchTimer = 0;
@@ -576,6 +722,7 @@ document.addEventListener("keydown", (e) => {
   if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.key === "/") { e.preventDefault(); $("search").focus(); }
   if (e.key === "n") { e.preventDefault(); $("new-thread").click(); }
+  if (e.key === "u" && !document.querySelector("dialog[open]")) { e.preventDefault(); openUsage(); }
 });
 
 (async () => {
