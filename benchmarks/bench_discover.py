@@ -23,7 +23,7 @@ from pathlib import Path
 import anyio
 
 from anyagent._discovery import Discovery, LoginShellPath
-from anyagent._installation import AgentProfile, DiscoveryReport
+from anyagent.installation import AgentProfile, DiscoveryReport
 
 PROFILES = 12
 PATH_DIRS = 100

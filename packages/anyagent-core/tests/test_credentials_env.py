@@ -19,7 +19,7 @@ from anyagent import (
     hookimpl,
     seam,
 )
-from anyagent._options import session_env
+from anyagent.options import session_env
 
 pytestmark = pytest.mark.anyio
 

@@ -32,8 +32,8 @@ from anyagent._discovery import (
     parse_npmrc_prefix,
     split_path_var,
 )
-from anyagent._installation import AgentInstallation, AgentProfile, DiscoveryReport, InstallationSource
-from anyagent._types import DiagnosticLevel
+from anyagent.installation import AgentInstallation, AgentProfile, DiscoveryReport, InstallationSource
+from anyagent.types import DiagnosticLevel
 
 _ENV_TO_CLEAR = (
     "NPM_CONFIG_PREFIX",

@@ -92,7 +92,7 @@ print(json.dumps([after_load, made, [d.message for d in registry.diagnostics]]))
 def test_the_shared_repr_writes_what_attrs_would_generate() -> None:
     import attrs
 
-    from anyagent._values import _attrs_repr, _shared_reprs
+    from anyagent._frozen import _attrs_repr, _shared_reprs
 
     @attrs.frozen
     class Generated:

@@ -23,9 +23,9 @@ from __future__ import annotations
 import typing as _typing
 
 from . import jsonread, seam
-from ._commands import CommandContext
-from ._engine import EVENT_BUFFER, Events, Session
-from ._errors import (
+from ._engine import EVENT_BUFFER
+from .commands import CommandContext
+from .errors import (
     AgentError,
     AuthRequired,
     HandshakeTimeout,
@@ -40,8 +40,8 @@ from ._errors import (
     SpawnFailed,
     UnsupportedFeature,
 )
-from ._installation import AgentInstallation, AgentProfile, DiscoveryReport, InstallationSource, MissingAgent
-from ._options import (
+from .installation import AgentInstallation, AgentProfile, DiscoveryReport, InstallationSource, MissingAgent
+from .options import (
     CREDENTIAL_ENV_PATTERNS,
     CredentialPolicy,
     McpHttp,
@@ -52,9 +52,10 @@ from ._options import (
     RollbackScope,
     SessionOptions,
 )
-from ._registry import CliCommand, DemoAgent, PluginInfo, PluginWarning, Register
-from ._runtime import Runtime
-from ._types import (
+from .registry import CliCommand, DemoAgent, PluginInfo, PluginWarning, Register
+from .runtime import Runtime
+from .session import Events, Session
+from .types import (
     JSON,
     Account,
     AgentDetails,
@@ -285,7 +286,7 @@ if not _typing.TYPE_CHECKING:  # type checkers see the import above
 
 
 def _present_as_public() -> None:
-    """Tracebacks and reprs name ``anyagent.NotInstalled``, not ``anyagent._errors.NotInstalled``:
+    """Tracebacks and reprs name ``anyagent.NotInstalled``, not ``anyagent.errors.NotInstalled``:
     errors, enumerations, ``Runtime``, ``Session``, ``Events`` and the other plain classes say
     they live here.
 
@@ -299,7 +300,7 @@ def _present_as_public() -> None:
         if name in _LAZY:
             continue
         value = globals()[name]
-        if not isinstance(value, type) or not value.__module__.startswith("anyagent._") or attrs.has(value):
+        if not isinstance(value, type) or value.__module__ == __name__ or attrs.has(value):
             continue
         subclasses: list[type] = value.__subclasses__()
         if any(attrs.has(sub) for sub in subclasses):

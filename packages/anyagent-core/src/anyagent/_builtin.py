@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._installation import AgentProfile
-from ._registry import CliCommand, Register
 from .hookspecs import hookimpl
+from .installation import AgentProfile
+from .registry import CliCommand, Register
 from .seam import Adapter
 
 

@@ -19,13 +19,14 @@ from pathlib import Path
 import anyio
 import attrs
 
-from ._errors import InvalidConfiguration
-from ._options import SessionOptions
-from ._registry import DemoAgent
 from ._render import Renderer
-from ._runtime import Runtime
 from ._terminal import stream_turn
-from ._types import (
+from .errors import InvalidConfiguration
+from .mock import Script, Step, completed, permission
+from .options import SessionOptions
+from .registry import DemoAgent
+from .runtime import Runtime
+from .types import (
     ContextUsage,
     FileDiff,
     PermissionChoice,
@@ -41,7 +42,6 @@ from ._types import (
     ToolUpdate,
     ToolUpdated,
 )
-from .mock import Script, Step, completed, permission
 
 MOCK = "mock"
 """The name of the fallback demo: core's in-process mock adapter."""

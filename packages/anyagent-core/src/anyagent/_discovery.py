@@ -37,8 +37,8 @@ from types import ModuleType
 import anyio
 import attrs
 
-from ._installation import AgentInstallation, AgentProfile, DiscoveryReport, InstallationSource, MissingAgent
-from ._types import DiagnosticInfo, DiagnosticLevel
+from .installation import AgentInstallation, AgentProfile, DiscoveryReport, InstallationSource, MissingAgent
+from .types import DiagnosticInfo, DiagnosticLevel
 
 __all__ = [
     "IN_PROCESS",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._types import DiagnosticCode
+from .types import DiagnosticCode
 
 
 def codes_markdown() -> str:

@@ -25,13 +25,13 @@ from typing import Any
 import anyio
 import attrs
 
-from ._errors import AgentError, AuthRequired
-from ._installation import AgentInstallation, AgentProfile, MissingAgent
-from ._options import SessionOptions
 from ._render import Renderer
 from ._terminal import EXIT_AGENT_ERROR, EXIT_AUTH, EXIT_NOT_INSTALLED, EXIT_OK, EXIT_USAGE
-from ._types import AgentDetails, Authenticated, AuthUnknown, SelectKind, Unauthenticated
-from ._values import EnvVarLogin, TerminalLogin
+from .errors import AgentError, AuthRequired
+from .installation import AgentInstallation, AgentProfile, MissingAgent
+from .options import SessionOptions
+from .types import AgentDetails, Authenticated, AuthUnknown, SelectKind, Unauthenticated
+from .values import EnvVarLogin, TerminalLogin
 
 TESTED_VERSIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
@@ -305,8 +305,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def run_command(context: Any) -> int:
-    """``anyagent doctor``'s body; ``context`` is the ``CommandContext`` (typed loosely: ``_registry`` reaches
-    ``_runtime``, which loads this module's plugin)."""
+    """``anyagent doctor``'s body; ``context`` is the ``CommandContext`` (typed loosely: ``registry`` reaches
+    ``runtime``, which loads this module's plugin)."""
     args, out = context.args, context.out
     if args.smoke and not args.json:
         out.line(out.yellow("--smoke: one real turn per found agent, on your account (a few hundred tokens each)"))

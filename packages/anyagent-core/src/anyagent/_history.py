@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import attrs
 
-from ._types import DiagnosticInfo, DiagnosticLevel
+from .types import DiagnosticInfo, DiagnosticLevel
 
 __all__ = [
     "HEAD_BYTES",

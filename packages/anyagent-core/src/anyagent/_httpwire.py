@@ -23,9 +23,9 @@ import httpx_sse
 from . import _log
 from ._codec import _cut, _short
 from ._codec import _decode as _fast_decode
-from ._errors import ProtocolFailed
 from ._recorder import WireRecorder
-from ._types import JSON
+from .errors import ProtocolFailed
+from .types import JSON
 
 __all__ = ["HttpReply", "HttpWire", "SseEvent", "SseStream"]
 

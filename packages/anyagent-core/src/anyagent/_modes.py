@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from ._types import ConfigChoice
+from .types import ConfigChoice
 
 __all__ = ["PORTABLE_MODES", "describe_modes", "mode_aliases"]
 

@@ -13,7 +13,7 @@ from collections import deque
 import anyio
 import anyio.lowlevel
 
-from ._types import Event
+from .types import Event
 
 
 class Outbox:

@@ -31,8 +31,8 @@ import attrs
 import pluggy
 
 from . import hookspecs
-from ._errors import InvalidConfiguration
-from ._registry import CliCommand, DemoAgent, PluginInfo, PluginWarning, Register, Registry
+from .errors import InvalidConfiguration
+from .registry import CliCommand, DemoAgent, PluginInfo, PluginWarning, Register, Registry
 
 __all__ = ["CliCommand", "DemoAgent", "PluginInfo", "PluginWarning", "Register", "Registry", "load_registry"]
 

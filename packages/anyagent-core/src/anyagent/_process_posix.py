@@ -33,7 +33,6 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from ._errors import SpawnFailed
 from ._process_base import (
     _LIVE,
     _LIVE_LOCK,
@@ -48,6 +47,7 @@ from ._process_base import (
     _unregister,
     exit_status_text,
 )
+from .errors import SpawnFailed
 
 assert sys.platform != "win32"  # POSIX only; this also makes mypy --platform win32 skip the rest
 

@@ -21,8 +21,8 @@ import anyio
 import anyio.abc
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from ._errors import SpawnFailed
 from ._process_base import _close_fds, _NoStdin, _NoStdout, _spawn_message, _Tail, _unregister
+from .errors import SpawnFailed
 
 __all__ = ["start_child"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ._codec import _dumps
-from ._values import JSON
+from .values import JSON
 
 __all__ = ["WireRecorder"]
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping
 from typing import Protocol
 
-from ._types import (
+from .types import (
     Cancelled,
     Completed,
     CompletionSource,

@@ -18,10 +18,10 @@ from collections.abc import Awaitable, Callable
 import anyio
 import anyio.abc
 
-from ._engine import Events, Session
-from ._errors import AgentError, InvalidRequest, SessionClosed
 from ._render import Renderer, Writer
-from ._types import (
+from .errors import AgentError, InvalidRequest, SessionClosed
+from .session import Events, Session
+from .types import (
     Answer,
     Cancelled,
     Completed,

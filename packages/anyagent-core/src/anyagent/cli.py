@@ -26,14 +26,7 @@ from pathlib import Path
 import anyio
 
 from ._chatui import LiveConsole, PlainConsole, console
-from ._commands import CommandContext
-from ._engine import Session
-from ._errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled
-from ._installation import AgentInstallation, DiscoveryReport
-from ._options import SessionOptions
-from ._registry import CliCommand, PluginWarning
 from ._render import Renderer
-from ._runtime import Runtime
 from ._terminal import (
     EXIT_AGENT_ERROR,
     EXIT_AUTH,
@@ -48,7 +41,14 @@ from ._terminal import (
     stream_turn,
     to_json,
 )
-from ._types import (
+from .commands import CommandContext
+from .errors import AgentError, AuthRequired, InvalidConfiguration, NotInstalled
+from .installation import AgentInstallation, DiscoveryReport
+from .options import SessionOptions
+from .registry import CliCommand, PluginWarning
+from .runtime import Runtime
+from .session import Session
+from .types import (
     AgentDetails,
     Authenticated,
     AuthUnknown,
@@ -67,7 +67,7 @@ from ._types import (
     TurnStarted,
     Unauthenticated,
 )
-from ._values import DiagnosticInfo
+from .values import DiagnosticInfo
 
 
 class UsageError(Exception):

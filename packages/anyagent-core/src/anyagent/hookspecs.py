@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from ._registry import Register
+    from .registry import Register
 
 __all__ = ["hookimpl", "hookspec", "PROJECT"]
 

@@ -47,8 +47,9 @@ import anyio
 import attrs
 
 from . import seam
-from ._errors import AuthRequired, InvalidConfiguration, ResumeFailed, UnsupportedFeature
-from ._types import (
+from ._frozen import _tuple
+from .errors import AuthRequired, InvalidConfiguration, ResumeFailed, UnsupportedFeature
+from .types import (
     JSON,
     Account,
     AgentDetails,
@@ -87,11 +88,10 @@ from ._types import (
     ToolStatus,
     ToolUpdate,
     ToolUpdated,
-    _tuple,
 )
 
 if TYPE_CHECKING:
-    from ._installation import AgentInstallation, AgentProfile
+    from .installation import AgentInstallation, AgentProfile
 
 __all__ = [
     "MockAdapter",
@@ -443,7 +443,7 @@ def select_option(
     option_id: str, choices: Iterable[str], current: str | None = None, live: bool = True, between_turns: bool = False
 ) -> ConfigOption:
     """A select ``ConfigOption`` for ``Script(options=...)`` (``between_turns``: see ``ConfigOption``)."""
-    from ._types import ConfigChoice
+    from .types import ConfigChoice
 
     values = tuple(choices)
     return ConfigOption(

@@ -67,7 +67,6 @@ import anyio.lowlevel
 import attrs
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from ._errors import AgentError, InvalidConfiguration, ProcessExited, ProtocolFailed, SpawnFailed
 from ._process_base import (
     _KILL_WAIT,
     _LIVE,
@@ -82,6 +81,7 @@ from ._process_base import (
     _wait_exit,
     exit_status_text,
 )
+from .errors import AgentError, InvalidConfiguration, ProcessExited, ProtocolFailed, SpawnFailed
 
 if sys.platform == "win32":  # pragma: no cover - exercised only on Windows
     from ._process_windows import start_child

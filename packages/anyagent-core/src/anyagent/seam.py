@@ -60,9 +60,10 @@ import anyio
 import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ._errors import UnsupportedFeature
-from ._options import RollbackScope, SessionOptions
-from ._types import (
+from ._frozen import _frozen_mapping, _shared_reprs, _tuple
+from .errors import UnsupportedFeature
+from .options import RollbackScope, SessionOptions
+from .types import (
     JSON,
     AgentDetails,
     Answer,
@@ -77,13 +78,10 @@ from ._types import (
     LoginMethod,
     PlanUsage,
     StopReason,
-    _frozen_mapping,
-    _tuple,
 )
-from ._values import _shared_reprs
 
 if TYPE_CHECKING:
-    from ._installation import AgentInstallation, AgentProfile
+    from .installation import AgentInstallation, AgentProfile
 
 __all__ = [
     "HANDSHAKE_TIMEOUT",

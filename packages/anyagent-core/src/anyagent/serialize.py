@@ -83,11 +83,14 @@ from cattrs.errors import IterableValidationError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 from cattrs.v import format_exception, transform_error
 
-from . import _installation, _options, _types, _values
-from ._errors import InvalidRequest
-from ._installation import AgentInstallation, AgentProfile, DiscoveryReport
-from ._options import RollbackScope, SessionOptions
-from ._types import (
+from . import installation as _installation
+from . import options as _options
+from . import types as _types
+from . import values as _values
+from .errors import InvalidRequest
+from .installation import AgentInstallation, AgentProfile, DiscoveryReport
+from .options import RollbackScope, SessionOptions
+from .types import (
     AgentDetails,
     Answer,
     Delivery,

@@ -54,12 +54,13 @@ import attrs
 
 from . import seam
 from ._attachments import FileTooLarge, NotRegularFile, read_attachment
-from ._errors import AgentError, ProcessExited, ProtocolFailed
 from ._history import JsonLinesSample, history_time, read_json_lines_sample, sample_json_lines, title_line, unreadable
-from ._installation import AgentInstallation, AgentProfile
 from ._modes import PORTABLE_MODES, describe_modes, mode_aliases
-from ._options import SessionOptions
-from ._types import (
+from .errors import AgentError, ProcessExited, ProtocolFailed
+from .installation import AgentInstallation, AgentProfile
+from .options import SessionOptions
+from .process import CLOSE_GRACE, AgentProcess, spawn
+from .types import (
     JSON,
     Cancelled,
     DiagnosticCode,
@@ -68,7 +69,6 @@ from ._types import (
     LoginMethod,
     TerminalLogin,
 )
-from .process import CLOSE_GRACE, AgentProcess, spawn
 from .wire import (
     INTERNAL_ERROR,
     BadLine,

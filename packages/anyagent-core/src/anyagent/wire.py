@@ -45,10 +45,10 @@ import attrs
 from . import _log
 from ._codec import _decode as _fast_decode
 from ._codec import _dumps, _loads, _short
-from ._errors import AgentError, InvalidRequest, ProcessExited, ProtocolFailed
 from ._recorder import WireRecorder
-from ._types import JSON
+from .errors import AgentError, InvalidRequest, ProcessExited, ProtocolFailed
 from .process import AgentProcess
+from .types import JSON
 
 if TYPE_CHECKING:
     from ._httpwire import HttpReply, HttpWire, SseEvent, SseStream

@@ -1,4 +1,4 @@
-"""What a plugin's subcommand receives: ``CommandContext`` (kept apart from ``_registry``, whose
+"""What a plugin's subcommand receives: ``CommandContext`` (kept apart from ``registry``, whose
 ``CliCommand`` the plugin loader imports: the context names the ``Runtime``, which imports the loader)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     import argparse
 
     from ._render import Renderer
-    from ._runtime import Runtime
+    from .runtime import Runtime
 
 __all__ = ["CommandContext"]
 

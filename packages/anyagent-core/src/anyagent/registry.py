@@ -1,7 +1,7 @@
 """What plugins register, and the typed ``register`` their hooks receive.
 
 Kept apart from the loader (``_plugins``) so that ``hookspecs`` can name ``Register`` without
-importing the module that imports it: ``hookspecs`` → ``_registry`` ← ``_plugins`` → ``hookspecs``
+importing the module that imports it: ``hookspecs`` → ``registry`` ← ``_plugins`` → ``hookspecs``
 is a chain, not a cycle.
 """
 
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ._installation import AgentInstallation, AgentProfile
-from ._values import DiagnosticInfo, DiagnosticLevel
+from .installation import AgentInstallation, AgentProfile
+from .values import DiagnosticInfo, DiagnosticLevel
 
 if TYPE_CHECKING:
     import argparse

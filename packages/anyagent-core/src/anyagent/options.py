@@ -11,9 +11,9 @@ from typing import Union
 
 import attrs
 
-from ._errors import InvalidConfiguration
-from ._types import ConfigValue, _frozen_mapping, _tuple
-from ._values import _shared_reprs
+from ._frozen import _frozen_mapping, _shared_reprs, _tuple
+from .errors import InvalidConfiguration
+from .types import ConfigValue
 
 __all__ = [
     "CREDENTIAL_ENV_PATTERNS",

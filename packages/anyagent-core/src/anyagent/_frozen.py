@@ -1,27 +1,14 @@
-"""The leaf values every other module builds on: the JSON alias, the freezing helpers, login
-methods and diagnostics.
-
-They live apart from ``_types`` so that ``_errors`` (``AuthRequired.login``) and
-``_installation`` (profiles, the discovery report) can use them without importing ``_types``,
-which itself names ``AgentInstallation``: the modules form a chain, not a cycle
-(``_values`` ← ``_errors`` ← ``_installation`` ← ``_types``). Everything here is re-exported by
-``_types`` and, where public, by ``anyagent``.
-"""
+"""The helpers the value classes share: frozen containers for their converters and one ``repr``
+written once for every attrs class (``_shared_reprs``)."""
 
 from __future__ import annotations
 
-import enum
 import threading
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Union
+from typing import Any
 
 import attrs
-
-__all__ = ["JSON", "DiagnosticInfo", "DiagnosticLevel", "EnvVarLogin", "LoginMethod", "TerminalLogin"]
-
-JSON = Any
-"""A JSON value as ``json.loads`` returns it."""
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -73,53 +60,3 @@ def _shared_reprs(namespace: Mapping[str, Any]) -> None:
             and "__repr__" not in vars(value)
         ):
             value.__repr__ = _attrs_repr  # type: ignore[method-assign]
-
-
-# ---------------------------------------------------------------------------------------------
-# Login methods
-
-
-@attrs.frozen(repr=False)
-class TerminalLogin:
-    """Run ``command`` in a terminal to log in (with ``env`` set, e.g. a config home)."""
-
-    command: tuple[str, ...] = attrs.field(converter=_tuple)
-    description: str = ""
-    env: Mapping[str, str] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
-
-
-@attrs.frozen(repr=False)
-class EnvVarLogin:
-    """Set the environment variable ``name`` (an API key) before opening."""
-
-    name: str
-    description: str = ""
-
-
-LoginMethod = Union[TerminalLogin, EnvVarLogin]
-"""One way to log an agent in: a `TerminalLogin` (a command a person runs) or an `EnvVarLogin` (a variable to set)."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Diagnostics
-
-
-class DiagnosticLevel(enum.Enum):
-    """How much a diagnostic matters."""
-
-    INFO = "info"
-    WARNING = "warning"
-    ERROR = "error"
-
-
-@attrs.frozen(repr=False)
-class DiagnosticInfo:
-    """A non-fatal oddity: ``code`` is a stable machine name, ``raw`` the frame that caused it."""
-
-    message: str
-    level: DiagnosticLevel = DiagnosticLevel.WARNING
-    code: str | None = None
-    raw: JSON = None
-
-
-_shared_reprs(globals())

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._values import LoginMethod
+from .values import LoginMethod
 
 __all__ = [
     "AgentError",

@@ -15,8 +15,8 @@ import attrs
 from anyio.abc import TaskGroup
 
 from . import _log, seam
-from ._engine import CLOSE_GRACE, Events, Session, _Engine
-from ._errors import (
+from ._engine import CLOSE_GRACE, _Engine
+from .errors import (
     AgentError,
     AuthRequired,
     HandshakeTimeout,
@@ -26,9 +26,10 @@ from ._errors import (
     ResumeFailed,
     UnsupportedFeature,
 )
-from ._installation import AgentInstallation, AgentProfile, DiscoveryReport
-from ._options import PermissionMode, SessionOptions, session_env
-from ._types import (
+from .installation import AgentInstallation, AgentProfile, DiscoveryReport
+from .options import PermissionMode, SessionOptions, session_env
+from .session import Events, Session
+from .types import (
     AgentDetails,
     Answer,
     AuthStatus,

@@ -15,12 +15,10 @@ from typing import Any, Union
 
 import attrs
 
-from ._errors import InvalidRequest
-from ._installation import AgentInstallation
-from ._values import _EMPTY as _EMPTY  # the helpers below are re-exported: seam, mock, adapters use them
-from ._values import JSON, DiagnosticInfo, DiagnosticLevel, EnvVarLogin, LoginMethod, TerminalLogin, _shared_reprs
-from ._values import _frozen_mapping as _frozen_mapping
-from ._values import _tuple as _tuple
+from ._frozen import _EMPTY, _frozen_mapping, _shared_reprs, _tuple
+from .errors import InvalidRequest
+from .installation import AgentInstallation
+from .values import JSON, DiagnosticInfo, DiagnosticLevel, EnvVarLogin, LoginMethod, TerminalLogin
 
 __all__ = [
     "JSON",

@@ -10,8 +10,9 @@ from typing import Any
 
 import attrs
 
-from ._errors import InvalidRequest, NotInstalled
-from ._values import JSON, DiagnosticInfo, EnvVarLogin, LoginMethod, _frozen_mapping, _shared_reprs, _tuple
+from ._frozen import _frozen_mapping, _shared_reprs, _tuple
+from .errors import InvalidRequest, NotInstalled
+from .values import JSON, DiagnosticInfo, EnvVarLogin, LoginMethod
 
 __all__ = [
     "AgentInstallation",

@@ -1,0 +1,197 @@
+"""The two handles ``Runtime.open`` returns: ``Session`` (commands) and ``Events`` (the ordered
+stream of what happened). Both are thin: every rule lives in the session's engine."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from types import TracebackType
+
+import anyio
+
+from ._engine import _Engine
+from .errors import AgentError
+from .options import RollbackScope
+from .types import Answer, ConfigValue, Delivery, Event, Input, SessionInfo, SessionStatus
+
+__all__ = ["Events", "Session"]
+
+
+class Session:
+    """A cheap handle on one live session; copies talk to the same engine.
+
+    Dropping every handle (or the session's ``Events``) ends the session as ``close()`` would,
+    so an abandoned session never leaves its agent running; ``close()`` is still the way to wait
+    for the cleanup.
+
+    Calls return once the engine accepted the command; the events confirm the outcome.
+    After ``close`` every call raises ``SessionClosed``.
+    """
+
+    __slots__ = ("_engine",)
+
+    def __init__(self, engine: _Engine) -> None:
+        self._engine = engine
+        engine._handles += 1
+
+    def __copy__(self) -> Session:
+        return Session(self._engine)
+
+    def __deepcopy__(self, memo: object) -> Session:
+        return Session(self._engine)
+
+    def __del__(self) -> None:
+        engine = getattr(self, "_engine", None)
+        if engine is not None:
+            engine._release(events=False)
+
+    @property
+    def id(self) -> str:
+        """The session id (``s1``, ``s2``, …); not a resume token."""
+        return self._engine.session_id
+
+    async def prompt(self, text: str | Input) -> Delivery:
+        """Send a prompt. Returns ``Delivery`` with ``Started``, ``Steered`` or ``Queued``."""
+        result = self._engine.prompt(text)
+        if isinstance(result, Delivery):
+            await anyio.lowlevel.checkpoint()
+            return result
+        await result.done.wait()
+        outcome = result.result
+        if isinstance(outcome, AgentError):
+            raise outcome
+        assert outcome is not None
+        return outcome
+
+    async def dequeue(self, prompt_id: str) -> None:
+        """Drop a queued prompt before it starts (``InvalidRequest`` if it is not queued)."""
+        self._engine.dequeue(prompt_id)
+        await anyio.lowlevel.checkpoint()
+
+    async def answer(self, request_id: str, answer: Answer) -> None:
+        """Answer an open request exactly once; confirmed by ``RequestClosed``."""
+        self._engine.answer(request_id, answer)
+        await anyio.lowlevel.checkpoint()
+
+    async def configure(self, option_id: str, value: ConfigValue) -> None:
+        """Change a live config option; confirmed by ``SessionUpdated``."""
+        self._engine.configure(option_id, value)
+        await anyio.lowlevel.checkpoint()
+
+    async def rollback(self, turns: int, scope: RollbackScope = RollbackScope.CONVERSATION) -> None:
+        """Rewind ``turns`` completed turns (idle sessions only); confirmed by ``SessionUpdated``."""
+        self._engine.rollback(turns, scope)
+        await anyio.lowlevel.checkpoint()
+
+    async def compact(self) -> None:
+        """Ask the agent to summarize its context (idle only); confirmed by ``ContextCompacted``."""
+        self._engine.compact()
+        await anyio.lowlevel.checkpoint()
+
+    async def cancel(self, clear_queue: bool = False) -> None:
+        """Stop the running turn (``TurnEnded(Cancelled)``); ``clear_queue`` drops queued prompts."""
+        self._engine.cancel(clear_queue)
+        await anyio.lowlevel.checkpoint()
+
+    async def close(self) -> None:
+        """End the session and wait (bounded) for the agent to be cleaned up. Idempotent."""
+        with anyio.CancelScope(shield=True):
+            await self._engine.close()
+
+    def info(self) -> SessionInfo:
+        """Snapshot: agent, details, configuration, resume token, title, status."""
+        return self._engine.info
+
+    def status(self) -> SessionStatus:
+        """``IDLE``, ``WORKING`` or ``NEEDS_INPUT``, without reading the stream."""
+        return self._engine.status
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id} agent={self._engine.agent.id!r} status={self.status().name}>"
+
+
+class Events:
+    """The ordered stream of a session's events; one consumer. ``async for event in events``.
+
+    Buffers 1024 events or 64 MiB (while the reader lags, text deltas of one message merge);
+    a consumer that falls past either bound is treated as gone and the
+    session closes. When the session ends because of a failure, iteration raises that
+    ``AgentError`` after the last buffered event.
+    """
+
+    __slots__ = ("_engine", "_raised", "_receive", "_since_checkpoint")
+
+    def __init__(self, engine: _Engine) -> None:
+        self._engine = engine
+        self._receive = engine._take_output()
+        self._raised = False
+        self._since_checkpoint = 0
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self
+
+    async def __anext__(self) -> Event:
+        # take buffered events without a scheduler round-trip, but yield now and then so a
+        # busy consumer stays cancellable and fair
+        if self._since_checkpoint < 64:
+            outbox = self._receive
+            items = outbox._items
+            if items and not outbox._reader_closed:  # ``receive_nowait`` inlined: the flood's path
+                event, size = items.popleft()
+                outbox.bytes -= size
+                self._since_checkpoint += 1
+                return event
+            try:
+                event = self._receive.receive_nowait()
+            except anyio.WouldBlock:
+                pass
+            except anyio.EndOfStream:
+                return await self._end()
+            else:
+                self._since_checkpoint += 1
+                return event
+        self._since_checkpoint = 0
+        try:
+            return await self._receive.receive()
+        except anyio.EndOfStream:
+            return await self._end()
+
+    async def _end(self) -> Event:
+        self._receive.close_reader()
+        error = self._engine._terminal_error
+        if error is not None and not self._raised:
+            self._raised = True
+            raise error
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        """Stop reading; the session closes as if ``close()`` was called."""
+        self._receive.close_reader()
+        await self._engine.close()
+
+    async def __aenter__(self) -> Events:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"<Events of {self._engine.session_id}>"
+
+    def __del__(self) -> None:
+        receive = getattr(self, "_receive", None)
+        if receive is not None:
+            receive.close_reader()
+        engine = getattr(self, "_engine", None)
+        if engine is not None:
+            engine._release(events=True)
