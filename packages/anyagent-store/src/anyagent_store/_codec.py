@@ -199,6 +199,7 @@ _SECOND = timedelta(seconds=1)
 # the bulk kinds the batch encoder writes from a template, and whether each has a text field
 _TEXT_OF: dict[type, bool] = {TextDelta: True, ReasoningDelta: True, ToolOutputDelta: True, MessageEnded: False}
 _SEARCHED = (TextDelta, ReasoningDelta)
+_LONG_AGO = datetime(1, 1, 1, tzinfo=timezone.utc)
 
 
 def _template(event: Event, cls: type, ident: Any) -> tuple[str, str] | None:
@@ -236,50 +237,62 @@ def encode_batch(events: Sequence[Event]) -> tuple[list[str], str | None]:
     append = lines.append
     words: list[str] = []
     previous: str | None = None
-    key: tuple[Any, ...] | None = None
+    run_cls: type | None = None  # the run the template is for: kind class, message or tool id, session, turn
+    run_ident: Any = None
+    run_session: Any = None
+    run_turn: Any = None
     middle = tail = ""
     searched = False
-    base: datetime | None = None
+    base = _LONG_AGO  # the time's whole second, formatted once as ``prefix``
     prefix = ""
     for event in events:
         kind = event.kind
         cls = kind.__class__
         when = event.occurred_at
         has_text = _TEXT_OF.get(cls)
-        line: str | None = None
         if has_text is not None and when.tzinfo is utc and type(event.sequence) is int and not event.extensions:
             ident = kind.message_id if cls is not ToolOutputDelta else kind.tool_id  # type: ignore[union-attr]
-            run = (cls, ident, event.session_id, event.turn_info)
-            if run != key:
+            if (
+                cls is not run_cls
+                or ident != run_ident
+                or event.session_id != run_session
+                or (event.turn_info is not run_turn and event.turn_info != run_turn)
+            ):
                 made = _template(event, cls, ident)
-                key = run if made is not None else None
-                middle, tail = made if made is not None else ("", "")
-                searched = cls in _SEARCHED
-            if key is not None:
-                offset = None if base is None else when - base
-                if offset is not None and _ZERO <= offset < _SECOND:
+                if made is None:
+                    run_cls = None
+                else:
+                    run_cls, run_ident, run_session, run_turn = cls, ident, event.session_id, event.turn_info
+                    middle, tail = made
+                    searched = cls in _SEARCHED
+            if run_cls is not None:
+                offset = when - base
+                if _ZERO <= offset < _SECOND:
                     micros = offset.microseconds
                 else:
                     micros = when.microsecond
                     base = when.replace(microsecond=0)
                     prefix = base.isoformat()[:19]
-                if has_text:
-                    text = kind.text  # type: ignore[union-attr]
-                    if type(text) is str:
-                        at = f"{prefix}.{micros:06d}" if micros else prefix
-                        line = f'{{"sequence":{event.sequence},"occurred_at":"{at}{middle}{_quote(text)}{tail}'
-                        if searched:
-                            if words and ident != previous:
-                                words.append("\n")
-                            words.append(text)
-                            previous = ident
-                        append(line)
-                        continue
-                else:
-                    at = f"{prefix}.{micros:06d}" if micros else prefix
-                    line = f'{{"sequence":{event.sequence},"occurred_at":"{at}{middle}{tail}'
-                if line is not None:
-                    append(line)
+                sequence = event.sequence
+                if not has_text:
+                    if micros:
+                        append(f'{{"sequence":{sequence},"occurred_at":"{prefix}.{micros:06d}{middle}{tail}')
+                    else:
+                        append(f'{{"sequence":{sequence},"occurred_at":"{prefix}{middle}{tail}')
+                    continue
+                text = kind.text  # type: ignore[union-attr]
+                if type(text) is str:
+                    if micros:
+                        append(
+                            f'{{"sequence":{sequence},"occurred_at":"{prefix}.{micros:06d}{middle}{_quote(text)}{tail}'
+                        )
+                    else:
+                        append(f'{{"sequence":{sequence},"occurred_at":"{prefix}{middle}{_quote(text)}{tail}')
+                    if searched:
+                        if words and ident != previous:
+                            words.append("\n")
+                        words.append(text)
+                        previous = ident
                     continue
         try:
             append(serialize.dumps(event))
