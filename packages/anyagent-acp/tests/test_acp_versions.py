@@ -325,3 +325,16 @@ async def test_v2_work_the_agent_starts_itself_ends_by_its_idle_state(tmp_path: 
     assert isinstance(kinds(later, TurnStarted)[0].origin, AgentOrigin)
     assert text_of(later) == "later"
     assert kinds(later, TurnEnded)[-1].stop == Completed(CompletionSource.PROTOCOL)
+
+
+async def test_v2_a_json_rpc_batch_line_is_its_messages(tmp_path: Path) -> None:
+    """v2 follows JSON-RPC 2.0 batches on stdio: one line holding an array of messages is each
+    of them, in order (here a chunk and the idle state that ends the turn)."""
+    async with runtime() as rt:
+        session, events = await rt.open(_agent("2"), SessionOptions.in_dir(tmp_path))
+        async with session:
+            await session.prompt("batch")
+            seen = await EventReader(events, timeout=WAIT).turn()
+    assert text_of(seen) == "batched"
+    assert kinds(seen, TurnEnded)[-1].stop == Completed(CompletionSource.PROTOCOL)
+    assert not [d for d in kinds(seen, Diagnostic) if d.diagnostic.code == "bad_line"]

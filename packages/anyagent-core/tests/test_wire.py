@@ -80,6 +80,34 @@ async def test_garbage_is_reported_never_fatal(tmp_path: Path) -> None:
     assert len(bad) == 6  # blank lines are skipped silently
 
 
+_BATCHES = (
+    "import json\n"
+    "print(json.dumps([{'n': 1}, {'n': 2}]))\n"
+    "print(json.dumps({'n': 3}))\n"
+    "print('[]')\n"
+    "print(json.dumps([{'n': 4}, 5]))\n"
+    "print(json.dumps([{'n': 6}]))\n"
+)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("batches", [True, False])
+async def test_a_batch_line_is_its_objects_only_when_asked(tmp_path: Path, batches: bool) -> None:
+    """``batches``: a JSON array of objects (a JSON-RPC batch) is its objects, in order, on the
+    awaited path and the buffered one alike; an empty array or one holding a non-object is a bad
+    line. Off (the default), every array is a bad line."""
+    async with running([sys.executable, "-c", _BATCHES], tmp_path) as proc:
+        frames = await collect(JsonLines(proc, batches=batches))
+    good = [frame for frame in frames if isinstance(frame, dict)]
+    bad = [frame.text for frame in frames if isinstance(frame, BadLine)]
+    if batches:
+        assert good == [{"n": 1}, {"n": 2}, {"n": 3}, {"n": 6}]
+        assert bad == ["[]", '[{"n": 4}, 5]']
+    else:
+        assert good == [{"n": 3}]
+        assert len(bad) == 4
+
+
 @pytest.mark.anyio
 async def test_a_32_mib_line_is_skipped_with_bounded_memory(tmp_path: Path) -> None:
     size = 32 * 1024 * 1024

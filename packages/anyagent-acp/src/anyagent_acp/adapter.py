@@ -190,6 +190,7 @@ async def _handshake(
     accepts = _CLIENT_METHODS | set(quirks.requests)
     peer = JsonRpcPeer(JsonLines(process), accepts=accepts)
     init = await _initialize(peer)
+    peer.lines.batches = _version(init) == translate.V2  # v2 allows JSON-RPC batches on stdio
     profile = request.profile
     login = translate.login_methods(init, request.installation.executable_path) + (
         profile.login if profile is not None else ()

@@ -17,8 +17,8 @@ sends whole-message upserts that extend, repeat, rewrite and clear messages; ``p
 plans and one of an unknown type; ``toolperm`` asks a permission about a tool already shown, with a
 description, then cancels that tool; ``nulls`` patches a tool with nulls (cleared) and a new
 content array (replacing); ``background`` answers, then starts work of its own (``running``, a
-message, ``idle``); anything else answers "Hello v<version>" with a tool and a
-plan.
+message, ``idle``); ``batch`` writes its turn as one JSON-RPC batch line; anything else answers
+"Hello v<version>" with a tool and a plan.
 """
 
 from __future__ import annotations
@@ -144,6 +144,18 @@ def turn_v2(rid: Any, text: str, prompt: list[Any]) -> None:
         update({"sessionUpdate": "state_update", "state": "running"})
         chunk("later", "b1")
         update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+        return
+    if text.startswith("batch"):
+
+        def note(body: dict[str, Any]) -> dict[str, Any]:
+            return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SESSION, "update": body}}
+
+        text_chunk = {"type": "text", "text": "batched"}
+        sys.stdout.write(json.dumps([
+            note({"sessionUpdate": "agent_message_chunk", "messageId": "a9", "content": text_chunk}),
+            note({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}),
+        ]) + "\n")  # fmt: skip
+        sys.stdout.flush()
         return
     if text.startswith("nulls"):
         said = {"type": "content", "content": {"type": "text", "text": "partial"}}

@@ -116,10 +116,16 @@ class JsonLines:
     ``ProcessExited`` (or ``ProtocolFailed``) when the agent no longer reads. Both directions go to
     ``process.recorder`` when there is one. Reading a new chunk is a checkpoint; handing out a line
     already buffered is not (that is what makes it as fast as a bare ``readline`` loop).
+
+    ``batches`` (off by default; settable later): a line holding a JSON array of objects (a
+    JSON-RPC 2.0 batch, which ACP v2 allows on stdio) is handed out as its objects, in order, each
+    as if it had its own line (recorded so too); an empty array or one holding a non-object stays
+    a bad line.
     """
 
-    def __init__(self, process: AgentProcess) -> None:
+    def __init__(self, process: AgentProcess, *, batches: bool = False) -> None:
         self.process = process
+        self.batches = batches
         self._stdout = process.stdout
         self._max = process.max_line
         self._recorder = process.recorder
@@ -189,6 +195,12 @@ class JsonLines:
             if self._log is not None:
                 self._log.debug("pid %s -> %s", self.process.pid, _log.frame_text(value))
             return value
+        if type(value) is list and self.batches and value and all(type(item) is dict for item in value):
+            # a batch: its objects become lines of their own, read next (the flood's path never
+            # sees one)
+            items: list[bytes | _TooLong] = [json.dumps(item, separators=(",", ":")).encode() for item in value]
+            self._ready[self._next : self._next] = items[1:]
+            return self._parse(items[0])
         return self._bad(line, f"not a JSON object ({type(value).__name__})", len(line))
 
     def __aiter__(self) -> JsonLines:
