@@ -165,7 +165,8 @@ def browser(session: nox.Session) -> None:
 
 @nox.session
 def screenshots(session: nox.Session) -> None:
-    """Regenerate docs/images/ui-chat.png and ui-threads.png: ``anyagent ui`` against scripted agents in chromium."""
+    """Regenerate docs/images/ui-chat.png, ui-threads.png and ui-usage.png: ``anyagent ui`` against
+    scripted agents in chromium."""
     _install_packages(session)
     session.install(*BROWSER_DEPS)
     session.run("python", "packages/anyagent-server/browser_tests/screenshots.py")

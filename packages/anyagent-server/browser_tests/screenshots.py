@@ -1,10 +1,12 @@
-"""Regenerate docs/images/ui-chat.png and ui-threads.png (``nox -s screenshots``): ``anyagent ui`` against
+"""Regenerate docs/images/ui-chat.png, ui-threads.png and ui-usage.png (``nox -s screenshots``): ``anyagent ui`` against
 scripted agents, driven in chromium like the browser suite."""
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from playwright.sync_api import expect, sync_playwright
@@ -54,8 +56,41 @@ def main() -> None:
         finally:
             demo.stop()
             ask.stop()
+        plan = Ui(store, str(_plan_script(Path(tmp))))
+        try:
+            page.emulate_media(color_scheme="light")
+            page.set_viewport_size({"width": 1280, "height": 800})
+            page.goto(plan.url)
+            page.click("#plan-button")
+            dialog = page.locator("#usage-dialog")
+            expect(dialog.locator(".plan-card [role=meter]")).to_have_count(3)  # type: ignore[attr-defined]
+            page.wait_for_timeout(300)
+            dialog.screenshot(path=str(IMAGES / "ui-usage.png"))
+        finally:
+            plan.stop()
             browser.close()
-    print(f"wrote {IMAGES / 'ui-chat.png'} and {IMAGES / 'ui-threads.png'}")
+    print(f"wrote {IMAGES / 'ui-chat.png'}, {IMAGES / 'ui-threads.png'} and {IMAGES / 'ui-usage.png'}")
+
+
+def _plan_script(tmp: Path) -> Path:
+    """A mock agent whose plan has a 5-hour and two weekly windows, resetting from now."""
+    now = int(time.time())
+
+    def window(label: str, used: float, resets_in: int | None) -> dict[str, object]:
+        at = None if resets_in is None else {"secs_since_epoch": now + resets_in, "nanos_since_epoch": 0}
+        return {"label": label, "used_percent": used, "resets_at": at}
+
+    plan = {
+        "plan": "Max 5x",
+        "windows": [
+            window("5 hours", 38.0, 2 * 3600 + 25 * 60),
+            window("week", 74.5, 3 * 86400),
+            window("week (Opus)", 93.0, 3 * 86400),
+        ],
+    }
+    path = tmp / "plan.json"
+    path.write_text(json.dumps({"plan_usage": plan, "turns": []}), encoding="utf-8")
+    return path
 
 
 if __name__ == "__main__":

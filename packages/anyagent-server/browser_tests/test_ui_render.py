@@ -158,8 +158,20 @@ def test_plan_usage_per_agent_as_a_chart_with_windows_and_resets(
         expect(resets.nth(2)).to_have_text("no reset time")
         assert resets.nth(0).get_attribute("data-resets-at") == _iso(five_h)
         assert resets.nth(1).get_attribute("data-resets-at") == _iso(week)
+        # narrow and dark: the chart stays inside the dialog and the dialog inside the window
+        page.emulate_media(color_scheme="dark")
+        page.set_viewport_size({"width": 360, "height": 740})
+        box = dialog.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360, box
+        tracks = card.locator(".usage-track").evaluate_all("ts => ts.map(t => t.getBoundingClientRect().width)")
+        assert all(w >= 80 for w in tracks), tracks
+        assert dialog.evaluate("d => d.scrollWidth <= d.clientWidth")
+        fill = card.locator(".usage-fill").first.evaluate("f => getComputedStyle(f).backgroundColor")
+        assert fill == "rgb(117, 150, 255)", fill  # the dark palette's accent
         page.keyboard.press("Escape")
         expect(dialog).to_be_hidden()
+        page.emulate_media(color_scheme="light")
+        page.set_viewport_size({"width": 1200, "height": 800})
 
         # the same card from a thread's usage, below its context gauge
         new_thread(page, workdir)
