@@ -6,9 +6,11 @@
      through the real claude adapter and the engine (the fastest a real agent's wire can go);
    - ``in-process mock``: the scripted mock floods them with no wire at all (the worst case for the
      recorder: the engine spends ~7 µs an event, the tee's encode + insert a few µs more).
-   Printed: events/s bare and recorded (median of ``--runs``) and recorded/bare; and the event loop
-   thread's CPU time an event (``time.thread_time``), bare against recorded: the reader's own cost,
-   which a loaded machine inflates far less than wall time (the writer thread's encoding is not in it).
+   Printed: events/s bare and recorded (median of ``--runs``), recorded/bare and each round's ratio; the
+   event loop thread's CPU time an event (``time.thread_time``), bare against recorded: the reader's own
+   cost, which a loaded machine inflates far less than wall time; and the other threads' CPU an event
+   (process CPU less the loop's: the recording's writer thread, which encodes and writes; under the GIL its
+   Python part is time the reader cannot run).
 2. SQLite driver: stdlib ``sqlite3`` in a worker thread (``anyio.to_thread``, what the store uses) against
    ``aiosqlite`` (asyncio only; skipped when not installed), timed the same way: append 100 000 event
    rows in batches of 256, then 1 000 newest-50 thread-list queries.
@@ -16,7 +18,8 @@
    bulk-inserted, then ``Store.threads(limit=50)`` p50/p95 over 200 calls and ``Store.history`` of the
    big thread (median of 3). SQLite always; PostgreSQL too when ``ANYAGENT_STORE_TEST_DSN`` is set.
 
-Run: ``python benchmarks/bench_store.py [--n 20000] [--runs 5] [--threads 10000] [--events 1000000]``.
+Run: ``python benchmarks/bench_store.py [--n 20000] [--runs 5] [--threads 10000] [--events 1000000]
+[--only overhead|drivers|large]``.
 """
 
 from __future__ import annotations
