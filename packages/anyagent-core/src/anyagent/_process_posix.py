@@ -599,22 +599,47 @@ def _open_pidfd(pid: int) -> int | None:
     return fd
 
 
-# What the exec shim and the reaper share, in the process that becomes the agent: restore what
-# Python startup changed (ignored SIGPIPE/SIGXFSZ, the C-locale coercion of LC_CTYPE), report
-# ``hello`` on the status pipe (close-on-exec from here on, so the host reads EOF once the exec
-# worked), exec ``argv``; an exec error goes back as ``errno:text`` (``_exec_error`` reads it).
+# What the exec shim and the reaper share. Their start is kept small (each launch pays it): the
+# C modules ``posix`` and ``_signal`` stand in for ``os`` and ``signal`` (``import signal`` alone
+# brings enum, functools and collections: ~9 ms of CPU on a loaded 2-core machine; ``os`` ~1.5 ms)
+# and ``prctl`` calls the C function through ``_ctypes`` (``import ctypes``: ~6 ms), falling back to
+# ``ctypes``. ``exec_agent``, in the process that becomes the agent: restore what Python startup
+# changed (ignored SIGPIPE/SIGXFSZ, the C-locale coercion of LC_CTYPE: ``putenv``/``unsetenv``
+# reach the environment ``execv`` passes on), report ``hello`` on the status pipe (close-on-exec
+# from here on, so the host reads EOF once the exec worked), exec ``argv``; an exec error goes back
+# as ``errno:text`` (``_exec_error`` reads it).
 _EXEC_AGENT = textwrap.dedent(
     """\
-    import os, signal, sys
+    import posix as os, _signal as signal, sys
+
+    def prctl(option, value):
+        try:
+            import _ctypes
+
+            class Int(_ctypes._SimpleCData):
+                _type_ = "i"
+
+            class Function(_ctypes.CFuncPtr):
+                _flags_ = _ctypes.FUNCFLAG_CDECL
+                _restype_ = Int
+
+            return Function(_ctypes.dlsym(_ctypes.dlopen(None), "prctl"))(option, value, 0, 0, 0)
+        except Exception:
+            pass
+        try:
+            import ctypes
+            return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+        except Exception:
+            return -1
 
     def exec_agent(status, lc, argv, hello):
         for name in ("SIGPIPE", "SIGXFSZ"):
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
         if lc == "-":
-            os.environ.pop("LC_CTYPE", None)
+            os.unsetenv("LC_CTYPE")
         else:
-            os.environ["LC_CTYPE"] = lc[1:]
+            os.putenv("LC_CTYPE", lc[1:])
         os.set_inheritable(status, False)
         os.write(status, hello)
         try:
@@ -659,11 +684,7 @@ def _exec_error(report: bytes, exe: str) -> str:
 _SHIM = _EXEC_AGENT + textwrap.dedent(
     """\
     host, status, lc = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)
-    except Exception:
-        pass
+    prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
     try:
         pidfd = os.pidfd_open(host)
     except Exception:
@@ -675,7 +696,7 @@ _SHIM = _EXEC_AGENT + textwrap.dedent(
             if os.fork() == 0:
                 for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"):
                     signal.signal(getattr(signal, name), signal.SIG_IGN)
-                null = os.open(os.devnull, os.O_RDWR)
+                null = os.open("/dev/null", os.O_RDWR)
                 for fd in (0, 1, 2):
                     os.dup2(null, fd)
                 os.closerange(3, pidfd)
@@ -722,19 +743,16 @@ _SHIM = _EXEC_AGENT + textwrap.dedent(
 # after round until none is left (each round's victims are its own unreaped children, so no id is
 # reused under it; an orphan of a killed process is re-parented to it for the next round), then
 # exits with the agent's exact status (an exit code, or the same signal raised on itself).
-# Cost: one more Python start per launch, ~15-25 ms of CPU (``benchmarks/bench_spawn.py``) and
-# ~9 MB RSS per agent while it runs; ``ANYAGENT_CONTAIN=0`` turns it off (the bare launch: a
+# Cost: one more (small: see ``_EXEC_AGENT``) Python start per launch, ~17 ms of CPU over a bare
+# launch at load 20 on 2 cores (~30 ms with ``os``, ``signal`` and ``ctypes``) and ~9 MB RSS per
+# agent while it runs; ``ANYAGENT_CONTAIN=0`` turns it off (the bare launch: a
 # process group and the ``/proc`` walk at close only).
 _REAPER = _EXEC_AGENT + textwrap.dedent(
     """\
     import select
     status, host, lc = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     os.set_inheritable(host, False)
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
-    except Exception:
-        pass
+    prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
     inherited = {}
     for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"):
         sig = getattr(signal, name)
@@ -757,7 +775,7 @@ _REAPER = _EXEC_AGENT + textwrap.dedent(
             signal.signal(sig, signal.SIG_IGN if ignored else signal.SIG_DFL)
         exec_agent(status, lc, sys.argv[4:], b"+%d+" % os.getpid())
     os.close(status)
-    null = os.open(os.devnull, os.O_RDWR)
+    null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     os.close(null)
