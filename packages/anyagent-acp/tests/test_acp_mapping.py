@@ -379,3 +379,11 @@ def test_structured_diff_without_patch_or_with_a_rename() -> None:
     assert translate.structured_diffs(bare) == [] and translate.diff_paths(bare) == ["/w/a"]
     other = {**moved, "patch": {"format": "_unified", "text": patch}}  # a format v2 does not define
     assert translate.structured_diffs(other) == []
+
+
+def test_a_v2_command_subject_naming_a_shown_tool_changes_none_of_it() -> None:
+    params = {"title": "Run make?", "subject": {"type": "command", "command": "make", "cwd": "/w", "toolCallId": "t"}}
+    assert translate.permission_subject_v2(params, lambda tool_id: tool_id == "t") == {"toolCallId": "t"}
+    fresh = translate.permission_subject_v2(params)
+    assert fresh["kind"] == "execute" and fresh["rawInput"] == {"command": "make", "cwd": "/w"}
+    assert fresh["title"] == "Run make?" and "content" not in fresh

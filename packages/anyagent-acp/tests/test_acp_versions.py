@@ -338,3 +338,20 @@ async def test_v2_a_json_rpc_batch_line_is_its_messages(tmp_path: Path) -> None:
     assert text_of(seen) == "batched"
     assert kinds(seen, TurnEnded)[-1].stop == Completed(CompletionSource.PROTOCOL)
     assert not [d for d in kinds(seen, Diagnostic) if d.diagnostic.code == "bad_line"]
+
+
+async def test_v2_a_command_subjects_terminal_streams_into_its_tool(tmp_path: Path) -> None:
+    """A ``command`` permission subject's ``terminalId`` ties the display terminal to the tool it
+    makes: the command's output streams into that tool."""
+    async with runtime() as rt:
+        session, events = await rt.open(_agent("2"), SessionOptions.in_dir(tmp_path))
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt("cmdterm")
+            request = (await reader.kind(RequestOpened)).request
+            assert request.tool.id == "t7" and request.tool.input.command == "make"
+            await session.answer(request.id, Answer.permission(PermissionChoice.ALLOW_ONCE))
+            seen = await reader.turn()
+    assert [(d.tool_id, d.text) for d in kinds(seen, ToolOutputDelta)] == [("t7", "built\n")]
+    final = [e.tool for e in kinds(seen, ToolUpdated) if e.tool.id == "t7"][-1]
+    assert final.status == ToolStatus.COMPLETED and final.output == "built\n"

@@ -379,19 +379,23 @@ def permission_subject_v2(
 ) -> dict[str, Any]:
     """The tool a v2 ``session/request_permission`` is about: ``subject.toolCall`` (a tool-call
     subject), or a tool made from a ``command`` subject (its ``toolCallId``, else one named by the
-    request). The request's ``title`` is the prompt's copy, not the tool's (v2): it titles only a
-    tool that has no title and is not ``known`` yet, so a UI still has a name to show."""
+    request, embedding the subject's ``terminalId``); a subject naming a tool already ``known``
+    changes nothing of it. The request's ``title`` is the prompt's copy, not the tool's (v2): it
+    titles only a tool that has no title and is not ``known`` yet, so a UI still has a name to
+    show."""
     subject = j.obj(params.get("subject"))
     title = j.text(params.get("title"))
     if subject.get("type") == "tool_call":
         tool = dict(j.obj(subject.get("toolCall")))
     elif subject.get("type") == "command":
         command = j.text(subject.get("command"), "")
-        tool = {
-            "toolCallId": j.text(subject.get("toolCallId")) or f"permission-{abs(hash((command, title))) % 10**8}",
-            "kind": "execute",
-            "rawInput": {"command": command, "cwd": subject.get("cwd")},
-        }
+        tool_id = j.text(subject.get("toolCallId")) or f"permission-{abs(hash((command, title))) % 10**8}"
+        if known(tool_id):  # it names a tool already shown: the subject changes none of it
+            return {"toolCallId": tool_id}
+        tool = {"toolCallId": tool_id, "kind": "execute", "rawInput": {"command": command, "cwd": subject.get("cwd")}}
+        terminal_id = j.text(subject.get("terminalId"))
+        if terminal_id:  # the display terminal the command's output goes to streams into the tool
+            tool["content"] = [{"type": "terminal", "terminalId": terminal_id}]
     else:
         tool = {"toolCallId": f"permission-{abs(hash(title)) % 10**8}"}
     if title and not tool.get("title") and not known(j.text(tool.get("toolCallId"), "")):

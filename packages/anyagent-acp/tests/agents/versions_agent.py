@@ -17,7 +17,8 @@ sends whole-message upserts that extend, repeat, rewrite and clear messages; ``p
 plans and one of an unknown type; ``toolperm`` asks a permission about a tool already shown, with a
 description, then cancels that tool; ``nulls`` patches a tool with nulls (cleared) and a new
 content array (replacing); ``background`` answers, then starts work of its own (``running``, a
-message, ``idle``); ``batch`` writes its turn as one JSON-RPC batch line; anything else answers
+message, ``idle``); ``batch`` writes its turn as one JSON-RPC batch line; ``cmdterm`` asks a permission
+for a command whose output goes to a display terminal, then streams it; anything else answers
 "Hello v<version>" with a tool and a plan.
 """
 
@@ -144,6 +145,18 @@ def turn_v2(rid: Any, text: str, prompt: list[Any]) -> None:
         update({"sessionUpdate": "state_update", "state": "running"})
         chunk("later", "b1")
         update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+        return
+    if text.startswith("cmdterm"):
+        state["next"] += 1
+        subject = {"type": "command", "command": "make", "cwd": "/w", "toolCallId": "t7", "terminalId": "term7"}
+        params = {
+            "sessionId": SESSION,
+            "title": "Run make?",
+            "subject": subject,
+            "options": [{"optionId": "yes", "name": "Allow once", "kind": "allow_once"}],
+        }
+        state["after_reply"] = "cmdterm"
+        send({"jsonrpc": "2.0", "id": state["next"], "method": "session/request_permission", "params": params})
         return
     if text.startswith("batch"):
 
@@ -314,7 +327,17 @@ def main() -> None:
         if method is None:  # an answer to our permission request
             log(f"reply {json.dumps(frame.get('result'))}")
             outcome = (frame.get("result") or {}).get("outcome", {})
-            if state.pop("after_reply", None) == "toolperm":
+            after = state.pop("after_reply", None)
+            if after == "cmdterm":
+                import base64
+
+                update({"sessionUpdate": "tool_call_update", "toolCallId": "t7", "status": "in_progress"})
+                data = base64.b64encode(b"built\n").decode()
+                update({"sessionUpdate": "terminal_output_chunk", "terminalId": "term7", "data": data})
+                update({"sessionUpdate": "tool_call_update", "toolCallId": "t7", "status": "completed"})
+                update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+                continue
+            if after == "toolperm":
                 update({"sessionUpdate": "tool_call_update", "toolCallId": "t5", "status": "cancelled"})
                 update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
                 continue
