@@ -321,3 +321,26 @@ def test_the_renderer_on_hostile_input_in_the_browser(page: Any, store: Path) ->
         assert dict(links[2]["attrs"])["referrerpolicy"] == "no-referrer"
     finally:
         assert ui.stop() == 0
+
+
+def test_a_steered_prompt_shows_inside_the_running_turn(page: Any, store: Path, workdir: Path) -> None:
+    ui = start(store, "steer.json")
+    try:
+        page.goto(ui.url)
+        new_thread(page, workdir)
+        send(page, "build it")
+        expect(page.locator(".message.agent").first).to_have_text("working on it")
+        send(page, "use release mode")
+        expect(page.locator("#delivery")).to_have_text("Steered into the running turn")
+        expect(page.locator("#chat-status")).to_have_text("Idle")
+        turn = page.locator("section.turn")
+        expect(turn).to_have_count(1)
+        order = turn.evaluate("t => [...t.children].map(c => `${c.className}: ${c.textContent}`)")
+        assert order == [
+            "message user: build it",
+            "message agent: working on it",
+            "message user: use release mode",
+            "message agent: done, with your note",
+        ], order
+    finally:
+        assert ui.stop() == 0
