@@ -126,6 +126,33 @@ async def test_reopen_replays_history_then_goes_live_without_repeats(store: Stor
     assert said == ["first question", "answer 1 ", "done.", "second question", "second answer"]
 
 
+async def test_reopen_without_history_yields_only_new_events_and_still_drops_replays(store: Store) -> None:
+    async with Runtime.with_mock(chatty_script(turns=1)) as runtime:
+        first = await record_turns(store, runtime, ["first question"])
+    stored_before = await store.history(first.thread)
+    replaying = (
+        Script(capabilities=(Capability.RESUME,))
+        .agent_turn([Step.emit(text("m1", "answer 1 done.")), Step.end(completed())])
+        .turn([Step.emit(text("m9", "second answer")), Step.end(completed())])
+    )
+    async with Runtime.with_mock(replaying) as runtime:
+        recording = await store.reopen(runtime, first.thread.id, history=False)
+        async with recording:
+            await recording.prompt("second question")
+            live = await read_turn(recording)
+            while not any(isinstance(e.kind, TextDelta) and e.kind.message_id == "m9" for e in live):
+                live += await read_turn(recording)
+    # the first event read is live (no stored one), and the replayed m1 is dropped though never shown
+    assert serialize.dumps(live[0]) not in {s.raw for s in stored_before}
+    assert [e.kind.text for e in live if isinstance(e.kind, TextDelta)] == ["second answer"]
+    thread = await store.thread(first.thread.id)
+    after = await store.history(thread)
+    assert [s.raw for s in after[: len(stored_before)]] == [s.raw for s in stored_before]
+    said = [s.event.kind.text for s in after if s.event and isinstance(s.event.kind, (TextDelta, UserMessage))]
+    assert said == ["first question", "answer 1 ", "done.", "second question", "second answer"]
+    assert [t.id for t in (await store.threads()).threads] == [first.thread.id]  # no second thread
+
+
 async def test_fork_copies_history_up_to_the_event_and_links_origin(store: Store) -> None:
     async with Runtime.with_mock(chatty_script(Capability.FORK, turns=2)) as runtime:
         first = await record_turns(store, runtime, ["one", "two"])

@@ -28,7 +28,17 @@ from urllib.parse import parse_qs
 
 import anyio
 
-from anyagent import Delivery, Events, Runtime, Session, SessionOptions
+from anyagent import (
+    AgentError,
+    Delivery,
+    Event,
+    Events,
+    Runtime,
+    Session,
+    SessionOptions,
+    UnsupportedFeature,
+    UserMessage,
+)
 
 from . import wire
 from .hub import Hub
@@ -50,21 +60,47 @@ class StoreTee:
         self.store = store
         self.recordings: dict[str, Any] = {}
         self.threads: dict[str, str] = {}  # session id -> thread id
+        self.starts: dict[str, int] = {}  # session id -> events its thread held before it (the page reads those)
         self.early: dict[str, list[tuple[str, Delivery]]] = {}  # prompts delivered before the thread existed
 
     @contextlib.asynccontextmanager
     async def record(self, session: Session, events: Events, options: SessionOptions) -> AsyncIterator[Any]:
         """``Store.record`` the session (a new thread in the session's directory)."""
         async with self.store.record(session, events, cwd=str(options.cwd)) as recording:
-            self.recordings[session.id] = recording
-            self.threads[session.id] = recording.thread.id
+            self._register(recording)
             for text, delivery in self.early.pop(session.id, []):
                 recording.note_prompt(text, delivery)  # before any event: none was read yet
             try:
                 yield recording
             finally:
-                self.recordings.pop(session.id, None)
-                self.threads.pop(session.id, None)
+                self.forget(session.id)
+
+    def reopened(self, recording: Any) -> contextlib.AbstractAsyncContextManager[AsyncIterator[Event]]:
+        """The source ``Hub.adopt`` reads for a session that ``Store.reopen``/``Store.handoff`` opened:
+        the recording, registered now (its thread is live from this call), entered in the pump task."""
+        self._register(recording)
+
+        @contextlib.asynccontextmanager
+        async def entered() -> AsyncIterator[AsyncIterator[Event]]:
+            try:
+                async with recording:
+                    yield recording
+            finally:
+                self.forget(recording.session.id)
+
+        return entered()
+
+    def _register(self, recording: Any) -> None:
+        session = recording.session.id
+        self.recordings[session] = recording
+        self.threads[session] = recording.thread.id
+        self.starts[session] = recording.thread.event_count
+
+    def forget(self, session: str) -> None:
+        """The session's recording ended (or never began): its thread is no longer live."""
+        self.recordings.pop(session, None)
+        self.threads.pop(session, None)
+        self.starts.pop(session, None)
 
     def prompted(self, session: Session, text: str, delivery: Delivery) -> None:
         """Store the prompt (it titles a new thread)."""
@@ -115,6 +151,7 @@ class UiApp:
         self.token = token
         self.hosts = hosts
         self.sidecar = SidecarApp(hub, token, origins=[f"http://{h}" for h in hosts])
+        self._continuing = anyio.Lock()  # one reopen at a time: a thread is never recorded by two sessions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -154,8 +191,13 @@ class UiApp:
         if scope["type"] != "http":
             return
         try:
-            await self._http(path, scope, send)
-        except Exception as exc:  # a typed store error (or a bug) answers 500 with its message
+            if scope.get("method") == "POST":
+                await self._post(path, scope, receive, send)
+            else:
+                await self._http(path, scope, send)
+        except AgentError as exc:  # typed: a store error, NotInstalled, ResumeFailed, UnsupportedFeature...
+            await _respond(send, 409, json.dumps({"error": wire.encode_error(exc)}).encode(), "json")
+        except Exception as exc:  # a bug answers 500 with its message
             await _respond(send, 500, json.dumps({"error": type(exc).__name__, "message": str(exc)}).encode(), "json")
 
     def _has_cookie(self, headers: dict[str, str]) -> bool:
@@ -200,15 +242,76 @@ class UiApp:
         if path.startswith("/api/threads/") and path.endswith("/events"):
             key = path[len("/api/threads/") : -len("/events")]
             thread = await self.store.thread(key)
+            session = live.get(thread.id)
+            # a live thread's events since its session began come from the session (the sidecar's replay)
+            upto = self.tee.starts.get(session, 0) if session is not None else None
             events = []
-            async for stored in self.store.events(thread):
-                if stored.event is not None:
-                    events.append(wire.encode_event(stored.event))
-                if len(events) >= MAX_EVENTS:
-                    break
-            await _json(send, {"thread": _thread_json(thread, live), "events": events})
+            if upto != 0:
+                async for stored in self.store.events(thread, upto=upto):
+                    if stored.event is not None:
+                        events.append(wire.encode_event(stored.event))
+                    if len(events) >= MAX_EVENTS:
+                        break
+            answer: dict[str, Any] = {"thread": _thread_json(thread, live), "events": events}
+            if session is None:
+                answer["resume"] = await self._resumable(thread)
+            else:  # the session's events do not hold the page's prompts: their text by prompt id
+                from anyagent_store import PROMPT_EXTENSION as PROMPT_MARK
+
+                prompts: dict[str, str] = {}
+                answer["prompts"] = prompts
+                async for stored in self.store.events(thread, after=upto or 0):
+                    event = stored.event
+                    if event is not None and isinstance(event.kind, UserMessage) and PROMPT_MARK in event.extensions:
+                        prompts[str(event.extensions[PROMPT_MARK])] = event.kind.text
+            await _json(send, answer)
             return
         await _respond(send, 404, b"not found\n")
+
+    async def _resumable(self, thread: Any) -> dict[str, Any] | None:
+        """None when the page may continue ``thread``, else why not (a typed error body)."""
+        if not thread.resume_token:
+            return wire.encode_error(UnsupportedFeature(f"thread {thread.id} has no resume token: the agent gave none"))
+        try:
+            await self.hub.installation(thread.agent_id)
+        except AgentError as exc:
+            return wire.encode_error(exc)
+        return None
+
+    async def _post(self, path: str, scope: Scope, receive: Receive, send: Send) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body") or len(body) > 65536:
+                break
+        if path.startswith("/api/threads/") and path.endswith("/continue"):
+            session = await self.continue_thread(path[len("/api/threads/") : -len("/continue")])
+            await _json(send, {"session": session})
+            return
+        await _respond(send, 404, b"not found\n")
+
+    async def continue_thread(self, key: str) -> str:
+        """Reopen stored thread ``key`` through ``Store.reopen`` (its resume token; the agent's replays
+        of the history dropped) and serve the session on the hub, recorded on into the same thread.
+        Returns the session id (the thread's live session when it already has one)."""
+        async with self._continuing:
+            thread = await self.store.thread(key)
+            for session, thread_id in self.tee.threads.items():
+                if thread_id == thread.id:
+                    return session
+            # no resume token: the store refuses (UnsupportedFeature) before starting anything
+            agent = await self.hub.installation(thread.agent_id) if thread.resume_token else None
+            recording = await self.store.reopen(self.hub.runtime, thread, agent=agent, history=False)
+            session = recording.session
+            try:
+                self.hub.adopt(session, self.tee.reopened(recording))
+            except BaseException:
+                self.tee.forget(session.id)
+                with anyio.CancelScope(shield=True):
+                    await session.close()
+                raise
+            return str(session.id)
 
 
 _CSP = b"default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'"

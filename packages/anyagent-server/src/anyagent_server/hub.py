@@ -219,10 +219,17 @@ class HubSession:
     """One open session: its handles, its output buffer and who watches it."""
 
     def __init__(
-        self, hub: Hub, session: Session, events: Events, controller: Peer, options: SessionOptions | None = None
+        self,
+        hub: Hub,
+        session: Session,
+        events: Events | None,
+        controller: Peer | None,
+        options: SessionOptions | None = None,
+        source: AbstractAsyncContextManager[AsyncIterator[Event]] | None = None,
     ) -> None:
         self.hub = hub
         self.options = options
+        self.source = source
         self.id = session.id
         self.session = session
         self.events = events
@@ -295,9 +302,18 @@ class HubSession:
         error: BaseException | None = None
         tee = self.hub.tee
         try:
-            if tee is None or self.options is None:
+            if self.source is not None:  # adopted: the host records it its own way
+                try:
+                    async with self.source as stream:
+                        await self._forward(stream)
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self.session.close()  # also when entering the source failed
+            elif tee is None or self.options is None:
+                assert self.events is not None
                 await self._forward(self.events)
             else:
+                assert self.events is not None
                 async with tee.record(self.session, self.events, self.options) as stream:
                     await self._forward(stream)
         except AgentError as exc:
@@ -739,6 +755,26 @@ class Hub:
             await self._reply_error(peer, cmd_id, ProtocolFailed(f"open failed in the server: {exc!r}"))
         finally:
             peer.inflight.discard(cmd_id)
+
+    async def installation(self, agent_id: str) -> AgentInstallation:
+        """The installed agent ``agent_id`` (the hub's last discovery, run again when it lacks it);
+        ``NotInstalled`` with the install hint otherwise."""
+        return await self._agent(agent_id)
+
+    def adopt(self, session: Session, source: AbstractAsyncContextManager[AsyncIterator[Event]]) -> None:
+        """Serve a session the host opened itself (``anyagent ui`` reopens a stored thread through the
+        store): listed, watched and commanded like one ``open`` made, its lines those of the iterator
+        ``source`` yields (entered in the session's pump task, in place of the ``tee``; the session is
+        closed once it ends). No peer watches it yet; the first to ``attach`` holds its control.
+        ``SessionClosed`` when the hub is shutting down (the session is then the caller's to close)."""
+        if self.closing:
+            raise SessionClosed("the server is shutting down")
+        if session.id in self.sessions:
+            raise InvalidRequest(f"session {session.id} is already served")
+        hs = HubSession(self, session, None, None, source=source)
+        self.sessions[hs.id] = hs
+        self._spawn(hs.pump)
+        self._spawn(hs.serve_commands)
 
     def _closing_now(self) -> bool:
         return self.closing

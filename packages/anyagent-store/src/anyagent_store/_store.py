@@ -419,6 +419,7 @@ class Store:
         *,
         options: SessionOptions | None = None,
         agent: AgentInstallation | None = None,
+        history: bool = True,
     ) -> Recording:
         """Resume the thread's conversation through its resume token and record on into it.
 
@@ -426,7 +427,9 @@ class Store:
         decodes as a warning ``Diagnostic`` carrying the raw text), then the live events. Live events an
         agent replays on resume, before the turn of the first new prompt (messages and tools the history already holds,
         by their ids), are dropped, so
-        no message or tool shows twice. ``options`` defaults to the thread's directory; the resume token is set on
+        no message or tool shows twice. ``history=False``: the recording yields only the live events (for an app
+        that shows the stored history itself, as ``anyagent ui`` does); the replays are dropped all the same.
+        ``options`` defaults to the thread's directory; the resume token is set on
         them. The recording closes the session it opened when its block ends."""
         found = await self.thread(thread)
         if not found.resume_token:
@@ -434,7 +437,7 @@ class Store:
         installation = agent or await self._installation(runtime, found.agent_id)
         reopen_options = self._options(found, options).resume(found.resume_token)
         session, events = await runtime.open(installation, reopen_options)
-        return Recording(self, session, events, thread=found, replay=True, owns_session=True)
+        return Recording(self, session, events, thread=found, replay=True, owns_session=True, history=history)
 
     async def fork(
         self,
@@ -637,6 +640,7 @@ class Recording:
         owns_session: bool = False,
         dedupe: bool = True,
         first_prompt: str | None = None,
+        history: bool = True,
     ) -> None:
         if batch_size < 1 or flush_interval <= 0:
             raise StoreError("batch_size must be at least 1 and flush_interval positive")
@@ -655,6 +659,7 @@ class Recording:
         self._owns_session = owns_session
         self._dedupe = dedupe
         self._first_prompt = first_prompt
+        self._show_history = history
         self._pending: list[Event] = []
         self._queue: queue.SimpleQueue[_Batch | threading.Event | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
@@ -687,8 +692,13 @@ class Recording:
                 wire=self._wire or info.agent.wire,
                 resume_token=info.resume_token,
             )
-        if self._replay:
+        if self._replay and self._show_history:
             self._history = self.store.events(self._thread, upto=self._next_position - 1).__aiter__()
+        elif self._replay and self._dedupe:  # the history is not yielded, but its ids still mark replays
+            async for stored in self.store.events(self._thread, upto=self._next_position - 1):
+                identity = _identity(stored.event) if stored.event is not None else None
+                if identity is not None:
+                    self._seen.add(identity)
         self._writer = threading.Thread(
             target=self._write_loop, name=f"anyagent-store writer {self._thread.id[:8]}", daemon=True
         )

@@ -124,7 +124,7 @@ function setInfo(info) {
   const s = sessions.get(info.id) || { status: "idle" };
   s.info = info;
   sessions.set(info.id, s);
-  $("chat-title").textContent = info.title || view.firstPrompt || `${info.agent.name} · new thread`;
+  $("chat-title").textContent = info.title || view.title || view.firstPrompt || `${info.agent.name} · new thread`;
   const features = new Set(((info.details && info.details.capabilities) || {}).features || []);
   view.features = features;
   $("compact").hidden = !features.has("Compact");
@@ -173,6 +173,14 @@ function turnSection(id) {
     $("transcript").append(node);
   }
   return turn.node;
+}
+
+// A prompt sent before this page was loaded (a reload): its bubble, from the text the server gave.
+function storedPrompt(promptId) {
+  const text = view.prompts ? view.prompts[String(promptId)] : undefined;
+  if (typeof text !== "string") return;
+  delete view.prompts[String(promptId)];
+  userMessage(text).dataset.prompt = promptId;
 }
 
 // The prompt's own bubble joins the turn it started (whichever of the two arrives first).
@@ -330,7 +338,7 @@ function apply(event, tag, body) {
       const turn = view.turns.get(info.id);
       turn.prompt = origin && origin.Prompt ? origin.Prompt : null;
       if (!turn.prompt) turn.node.classList.add("agent-turn");
-      if (turn.prompt) joinPrompt(turn.prompt);
+      if (turn.prompt) { storedPrompt(turn.prompt); joinPrompt(turn.prompt); }
     }
   } else if (tag === "TurnEnded") {
     const info = event.turn_info;
@@ -450,9 +458,10 @@ function dropQueued(promptId) {
 }
 
 async function send(text) {
+  if (!view.session && view.resumable && !(await continueThread())) return;
   const session = view.session;
   const bubble = userMessage(text);
-  if (!view.firstPrompt && !(view.info && view.info.title)) {
+  if (!view.firstPrompt && !view.title && !(view.info && view.info.title)) {
     view.firstPrompt = text.split("\n")[0].slice(0, 80);
     $("chat-title").textContent = view.firstPrompt;
   }
@@ -486,28 +495,74 @@ async function send(text) {
 }
 
 // ---- opening -----------------------------------------------------------------------------------
+// A stored thread shows its history from the store. If it is live (a session records into it), the
+// session's events follow (the server keeps the stored part to what came before that session, so
+// nothing shows twice); else the first prompt continues it (POST .../continue: the store reopens it
+// with the agent's resume token and the session records on into the same thread), or it is
+// read-only with the typed reason the server gave.
 async function openThread(t) {
-  if (t.session) { await attach(t.session, t.id); return; }
   newView(null, t.id);
+  view.title = t.title;
   $("chat-title").textContent = t.title || "Untitled";
   $("chat-status").hidden = true;
   const res = await fetch(`/api/threads/${encodeURIComponent(t.id)}/events`);
   if (!res.ok) { showError({ kind: "StoreError", message: await res.text() }); return; }
   const data = await res.json();
+  if (!view || view.thread !== t.id) return; // another thread was opened meanwhile
   for (const event of data.events) {
     const kind = typeof event.kind === "string" ? { [event.kind]: null } : event.kind;
     const [tag, body] = Object.entries(kind)[0];
     if (tag === "RequestOpened" || tag === "RequestClosed") continue;
     apply(event, tag, body);
   }
-  $("transcript").append(el("div", "note", "Stored thread (not running)"));
+  // the seam: what follows is another session's (an agent may reuse message ids across sessions)
+  // (and turn ids are counted afresh in each session)
+  view.messages = new Map(); view.reasoning = new Map(); view.tools = new Map(); view.turns = new Map();
+  if (data.thread.session) {
+    view.prompts = data.prompts || {}; // sent before this page: shown at their turn's start
+    await attach(data.thread.session, t.id, true);
+    return;
+  }
+  if (data.resume) { readOnly(data.resume); return; }
+  view.resumable = true;
+  $("composer").hidden = false;
+  $("transcript").append(el("div", "note seam", "Stored thread: a prompt continues it"));
 }
 
-async function attach(session, thread) {
-  newView(session, thread);
-  try { setInfo(await call("attach", { session })); } catch (e) {
+function readOnly(error) {
+  view.resumable = false;
+  $("composer").hidden = true;
+  $("transcript").append(el("div", "note read-only", `Read-only: ${error.kind}: ${error.message}`));
+}
+
+async function continueThread() {
+  const thread = view.thread;
+  const res = await fetch(`/api/threads/${encodeURIComponent(thread)}/continue`, { method: "POST" });
+  const data = await res.json().catch(() => ({}));
+  if (!view || view.thread !== thread) return false;
+  if (!res.ok) {
+    const error = data.error || { kind: "Error", message: `HTTP ${res.status}` };
+    readOnly(error);
+    showError(error);
+    return false;
+  }
+  if (!(await attach(data.session, thread, true))) return false;
+  loadThreads();
+  return true;
+}
+
+async function attach(session, thread, keep = false) {
+  if (keep) { // the view keeps the stored history; the session's events follow it
+    view.session = session;
+    view.resumable = false;
+    for (const id of ["composer", "settings-button", "usage-button"]) $(id).hidden = false;
+    sessionStorage.setItem("anyagent-ui-session", session);
+    renderThreads();
+  } else newView(session, thread);
+  try { setInfo(await call("attach", { session })); return true; } catch (e) {
     sessionStorage.removeItem("anyagent-ui-session");
     showError(e);
+    return false;
   }
 }
 
@@ -695,7 +750,7 @@ function bar(label, percent) {
 $("composer").addEventListener("submit", (e) => {
   e.preventDefault();
   const text = $("prompt").value;
-  if (!text.trim() || !view || !view.session) return;
+  if (!text.trim() || !view || !(view.session || view.resumable)) return;
   $("prompt").value = "";
   send(text);
 });
@@ -730,5 +785,7 @@ document.addEventListener("keydown", (e) => {
   await loadThreads();
   setInterval(loadThreads, 2000);
   const session = sessionStorage.getItem("anyagent-ui-session");
-  if (session) await attach(session, null);
+  const live = session && threads.find((t) => t.session === session);
+  if (live) await openThread(live); // its stored history first, then the session's events
+  else if (session) await attach(session, null);
 })();
