@@ -146,5 +146,14 @@ def test_a_thread_that_cannot_continue_is_read_only_with_the_typed_reason(
         expect(page.locator("#error")).to_contain_text("ResumeFailed")
         expect(page.locator("#composer")).to_be_hidden()
         expect(page.locator(".thread-button")).to_have_count(2)  # no thread was added
+        # the store's hand-off: a new thread on the installed agent, its first prompt the conversation
+        page.locator(".thread-button", has_text="on another agent").click()
+        page.locator("form.handoff select").select_option("mock")
+        page.locator("form.handoff button").click()
+        expect(page.locator(".note.handoff")).to_contain_text("Continued from “on another agent”")
+        expect(page.locator("#permission-dialog")).to_be_visible()  # chat.json's first turn
+        page.locator("#permission-dialog button[data-option=DenyOnce]").click()
+        expect(page.locator("#chat-status")).to_have_text("Idle")
+        expect(page.locator(".thread-button", has_text="on another agent")).to_have_count(2)
     finally:
         assert ui.stop() == 0

@@ -178,3 +178,24 @@ async def test_a_thread_without_token_or_agent_stays_read_only_with_the_typed_re
             with pytest.raises(NotInstalled):
                 await app.continue_thread(elsewhere.id)
             assert hub.sessions == {} and tee.threads == {}  # nothing was started
+
+
+async def test_a_handoff_starts_a_linked_thread_served_on_the_hub(tmp_path: Path) -> None:
+    script = Script().turn([Step.emit(text("h1", "carrying on")), Step.end(completed())])
+    async with Store.sqlite(tmp_path / "t.db") as store, Runtime.with_mock(script) as runtime:
+        origin = await store.create_thread("nonesuch", cwd=str(tmp_path), title="elsewhere", resume_token="abc")
+        tee = StoreTee(store)
+        async with Hub(runtime, tee=tee) as hub:
+            app = UiApp(hub, store, tee, "token", {"127.0.0.1:1"})
+            session, thread_id = await app.handoff_thread(origin.id, "mock")
+            assert tee.threads == {session: thread_id} and thread_id != origin.id
+            out = _Lines()
+            await hub.receive(out.peer, json.dumps({"id": 1, "cmd": "attach", "session": session}))
+            await out.wait_for(lambda _: _done(out, "h1"))
+            await hub.receive(out.peer, json.dumps({"id": 2, "cmd": "close", "session": session}))
+            await out.wait_for(lambda line: line.get("closed") == session)
+        successor = await store.thread(thread_id)
+        stored = [s.event for s in await store.history(successor) if s.event is not None]
+    assert (successor.origin_id, successor.agent_id, successor.title) == (origin.id, "mock", "elsewhere")
+    assert isinstance(stored[0].kind, UserMessage) and "'nonesuch'" in stored[0].kind.text  # the hand-off prompt
+    assert [e.kind.text for e in stored if isinstance(e.kind, TextDelta)] == ["carrying on"]

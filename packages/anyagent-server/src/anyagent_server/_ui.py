@@ -289,6 +289,17 @@ class UiApp:
             session = await self.continue_thread(path[len("/api/threads/") : -len("/continue")])
             await _json(send, {"session": session})
             return
+        if path.startswith("/api/threads/") and path.endswith("/handoff"):
+            try:
+                agent = json.loads(body or b"{}").get("agent")
+            except (ValueError, AttributeError):
+                agent = None
+            if not isinstance(agent, str):
+                await _respond(send, 400, b'{"error": {"kind": "InvalidRequest", "message": "no agent"}}', "json")
+                return
+            session, thread = await self.handoff_thread(path[len("/api/threads/") : -len("/handoff")], agent)
+            await _json(send, {"session": session, "thread": thread})
+            return
         await _respond(send, 404, b"not found\n")
 
     async def continue_thread(self, key: str) -> str:
@@ -312,6 +323,24 @@ class UiApp:
                     await session.close()
                 raise
             return str(session.id)
+
+    async def handoff_thread(self, key: str, agent_id: str) -> tuple[str, str]:
+        """Continue stored thread ``key`` on agent ``agent_id`` through ``Store.handoff``: a new thread
+        linked to it, whose first prompt (sent when the session's pump enters the recording) carries
+        the conversation so far; served on the hub like ``continue_thread``'s. Returns the session id
+        and the new thread's id."""
+        thread = await self.store.thread(key)
+        agent = await self.hub.installation(agent_id)
+        recording = await self.store.handoff(self.hub.runtime, thread, agent)
+        session = recording.session
+        try:
+            self.hub.adopt(session, self.tee.reopened(recording))
+        except BaseException:
+            self.tee.forget(session.id)
+            with anyio.CancelScope(shield=True):
+                await session.close()
+            raise
+        return str(session.id), str(recording.thread.id)
 
 
 _CSP = b"default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'"

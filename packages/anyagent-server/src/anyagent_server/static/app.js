@@ -533,6 +533,36 @@ function readOnly(error) {
   view.resumable = false;
   $("composer").hidden = true;
   $("transcript").append(el("div", "note read-only", `Read-only: ${error.kind}: ${error.message}`));
+  handoffOffer(view.thread).catch(showError);
+}
+
+// Continue on another agent (the store's hand-off): a new thread, linked to this one, whose first
+// prompt carries the conversation so far.
+async function handoffOffer(thread) {
+  const agents = (await call("discover")).agents;
+  if (!agents.length || !view || view.thread !== thread) return;
+  const form = el("form", "handoff");
+  const pick = el("select");
+  pick.setAttribute("aria-label", "Agent to continue on");
+  for (const a of agents) { const o = el("option", null, a.name); o.value = a.id; pick.append(o); }
+  const go = el("button", null, "Continue on another agent");
+  go.type = "submit";
+  form.append(pick, " ", go);
+  form.onsubmit = async (e) => {
+    e.preventDefault();
+    go.disabled = true;
+    const res = await fetch(`/api/threads/${encodeURIComponent(thread)}/handoff`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ agent: pick.value }),
+    });
+    const data = await res.json().catch(() => ({}));
+    if (!res.ok) { go.disabled = false; showError(data.error || { kind: "Error", message: `HTTP ${res.status}` }); return; }
+    const title = view && view.title;
+    await attach(data.session, data.thread);
+    view.title = title;
+    $("transcript").append(el("div", "note handoff", `Continued from “${title || "Untitled"}”: the agent was sent the conversation so far`));
+    loadThreads();
+  };
+  $("transcript").append(form);
 }
 
 async function continueThread() {
