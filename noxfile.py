@@ -25,6 +25,7 @@ TEST_DEPS = [
     "rfc3339-validator>=0.1.4",
     "agent-client-protocol>=0.12,<0.13",
     "httpx-ws>=0.7",  # the sidecar's WebSocket tests' client (anyio: asyncio and trio)
+    "mypy>=1.11",  # core's test_public_types runs mypy on a snippet (what reveal_type shows a user)
 ]
 
 

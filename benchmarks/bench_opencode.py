@@ -462,7 +462,7 @@ def instrument() -> None:
 
 
 def _tls() -> Any:
-    from anyagent._httpwire import _tls as shared
+    from anyagent.http import _tls as shared
 
     return shared()
 

@@ -87,7 +87,7 @@ async def test_a_fifo_swapped_in_after_the_stat_is_refused_without_blocking(
             os.replace(fifo, path)  # the path becomes a FIFO between the stat and the open
         return result
 
-    monkeypatch.setattr("anyagent._attachments.os.stat", stat_then_swap)
+    monkeypatch.setattr("anyagent.attachments.os.stat", stat_then_swap)
     try:
         with anyio.fail_after(5):
             with pytest.raises(NotRegularFile):
@@ -105,7 +105,7 @@ async def test_cancelling_a_read_returns_at_once(tmp_path: Path, monkeypatch: py
         time.sleep(2)  # a hung disk
         return real_read(fd, count)
 
-    monkeypatch.setattr("anyagent._attachments.os.read", slow_read)
+    monkeypatch.setattr("anyagent.attachments.os.read", slow_read)
     started = time.monotonic()
     with anyio.move_on_after(0.2):
         await read_attachment(path, 1024)

@@ -16,6 +16,11 @@ The public names live here. Modules: ``anyagent.seam`` (the adapter contract),
 ``anyagent.process`` and ``anyagent.wire`` (process lifecycle, JSON lines, JSON-RPC, HTTP+SSE and
 wire recording for adapters), ``anyagent.mock`` (the scripted agent for tests),
 ``anyagent.serialize`` (the JSON form and its schema), ``anyagent.hookspecs`` (the plugin hooks).
+
+The names exported here are defined in public modules, the paths a type checker shows:
+``anyagent.types`` (events, kinds, requests, details), ``anyagent.errors``, ``anyagent.options``,
+``anyagent.installation``, ``anyagent.registry``, ``anyagent.commands``, ``anyagent.runtime``,
+``anyagent.session`` (``Session``, ``Events``) and ``anyagent.values`` (login methods, diagnostics).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """JSON frames as bytes and back, and short texts for messages: shared by ``anyagent.wire``, its
-HTTP helpers (``_httpwire``) and the wire recorder, so none of them imports another for them."""
+HTTP helpers (``anyagent.http``) and the wire recorder, so none of them imports another for them."""
 
 from __future__ import annotations
 

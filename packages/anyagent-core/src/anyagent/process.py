@@ -89,7 +89,7 @@ else:
     from ._process_posix import start_child
 
 if TYPE_CHECKING:
-    from ._recorder import WireRecorder
+    from .recording import WireRecorder
 
 __all__ = [
     "CLOSE_GRACE",

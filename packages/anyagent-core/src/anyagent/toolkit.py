@@ -53,10 +53,10 @@ import anyio.abc
 import attrs
 
 from . import seam
-from ._attachments import FileTooLarge, NotRegularFile, read_attachment
-from ._history import JsonLinesSample, history_time, read_json_lines_sample, sample_json_lines, title_line, unreadable
 from ._modes import PORTABLE_MODES, describe_modes, mode_aliases
+from .attachments import FileTooLarge, NotRegularFile, read_attachment
 from .errors import AgentError, ProcessExited, ProtocolFailed
+from .history import JsonLinesSample, history_time, read_json_lines_sample, sample_json_lines, title_line, unreadable
 from .installation import AgentInstallation, AgentProfile
 from .options import SessionOptions
 from .process import CLOSE_GRACE, AgentProcess, spawn

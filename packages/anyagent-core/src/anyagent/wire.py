@@ -45,13 +45,13 @@ import attrs
 from . import _log
 from ._codec import _decode as _fast_decode
 from ._codec import _dumps, _loads, _short
-from ._recorder import WireRecorder
 from .errors import AgentError, InvalidRequest, ProcessExited, ProtocolFailed
 from .process import AgentProcess
+from .recording import WireRecorder
 from .types import JSON
 
 if TYPE_CHECKING:
-    from ._httpwire import HttpReply, HttpWire, SseEvent, SseStream
+    from .http import HttpReply, HttpWire, SseEvent, SseStream
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -764,10 +764,10 @@ def __getattr__(name: str) -> Any:
     """The HTTP+SSE helpers import httpx on first use, so stdio adapters never pay for it."""
     if name in _HTTP_NAMES:
         try:
-            from . import _httpwire
+            from . import http
         except ImportError as exc:  # httpx is an extra: stdio-only installs do not carry it
             raise ImportError(
                 f"anyagent.wire.{name} needs httpx and httpx-sse: pip install 'anyagent-core[http]'", name=exc.name
             ) from exc
-        return getattr(_httpwire, name)
+        return getattr(http, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

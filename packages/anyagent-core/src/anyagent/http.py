@@ -23,8 +23,8 @@ import httpx_sse
 from . import _log
 from ._codec import _cut, _short
 from ._codec import _decode as _fast_decode
-from ._recorder import WireRecorder
 from .errors import ProtocolFailed
+from .recording import WireRecorder
 from .types import JSON
 
 __all__ = ["HttpReply", "HttpWire", "SseEvent", "SseStream"]

@@ -2,7 +2,7 @@
 directions, to a JSONL file.
 
 Its own module so that ``process`` (which notes a process's start and exit), ``wire`` (JSON lines)
-and ``_httpwire`` (HTTP exchanges) all use it without importing one another.
+and ``http`` (HTTP exchanges) all use it without importing one another.
 """
 
 from __future__ import annotations
