@@ -2,13 +2,38 @@
 
 from __future__ import annotations
 
+import enum
+import types
+import typing
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin
 
-from hypothesis import given
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anyagent import Event, MessageEnded, ReasoningDelta, TextDelta, ToolOutputDelta, TurnInfo, UserMessage, serialize
-from anyagent_store._codec import _fast, _fast_dumps, decode, decode_chunk, encode, encode_batch
+from anyagent import (
+    Answer,
+    ChoicesAnswer,
+    Event,
+    EventKind,
+    MessageEnded,
+    PermissionAnswer,
+    QuestionAnswer,
+    QuestionsAnswer,
+    ReasoningDelta,
+    TextAnswer,
+    TextDelta,
+    ToolOutputDelta,
+    TurnInfo,
+    UserMessage,
+    serialize,
+)
+from anyagent_store import StoredEvent
+from anyagent_store._codec import _fast, _fast_dumps, _old_chunk, decode, decode_chunk, encode, encode_batch
 
 texts = st.text(max_size=40)
 kinds = st.one_of(
@@ -161,3 +186,123 @@ def test_encode_batch_odd_values() -> None:
     assert '"occurred_at":"2027-01-01T00:00:00+00:00"' in lines[2] and '"sequence":' + str(2**80) in lines[0]
     assert words == "a\ud800bénext yearz"
     assert all(line.isascii() for line in lines)
+
+
+# -- decode_chunk's msgspec path gives what the json + serialize path (``_old_chunk``) gives ---------------
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+_LEAVES: dict[Any, st.SearchStrategy[Any]] = {
+    str: st.text(max_size=12),
+    int: st.integers(),
+    float: st.floats(allow_nan=False, allow_infinity=False),
+    bool: st.booleans(),
+    datetime: st.datetimes(
+        min_value=datetime(1900, 1, 1),
+        max_value=datetime(2200, 1, 1),
+        timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=2)), timezone(timedelta(minutes=-90))]),
+    ),
+    Path: st.text(min_size=1, max_size=12).map(Path),
+    Any: _JSON_VALUES,
+}
+_MADE: dict[Any, st.SearchStrategy[Any]] = {}
+
+
+def _any(tp: Any) -> st.SearchStrategy[Any]:
+    """Values of any type ``serialize`` handles, by walking the attrs classes (so every event kind)."""
+    if tp not in _MADE:
+        _MADE[tp] = st.deferred(lambda: _walk(tp))
+    return _MADE[tp]
+
+
+def _walk(tp: Any) -> st.SearchStrategy[Any]:
+    origin, args = get_origin(tp), get_args(tp)
+    if tp in _LEAVES:
+        return _LEAVES[tp]
+    if tp is type(None):
+        return st.none()
+    if origin in (Union, types.UnionType):
+        return st.one_of([_any(arg) for arg in args])
+    if tp in (Answer, QuestionAnswer):
+        members = (PermissionAnswer, QuestionsAnswer) if tp is Answer else (TextAnswer, ChoicesAnswer)
+        return st.one_of([_any(member) for member in members])
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return st.sampled_from(list(tp))
+    if attrs.has(tp):
+        hints = typing.get_type_hints(tp)
+        return st.builds(tp, **{field.name: _any(hints[field.name]) for field in attrs.fields(tp)})
+    if origin is tuple:
+        return st.lists(_any(args[0]), max_size=2).map(tuple)
+    if origin is frozenset:
+        return st.frozensets(_any(args[0]), max_size=3)
+    if origin is Mapping:
+        return st.dictionaries(st.text(max_size=6), _any(args[1]), max_size=2)
+    raise TypeError(f"no strategy for {tp!r}")
+
+
+def _same_as_the_json_path(lines: list[str]) -> list[StoredEvent]:
+    stored = decode_chunk(5, "\n".join(lines))
+    assert stored == _old_chunk(5, lines)
+    assert [s.position for s in stored] == list(range(5, 5 + len(lines)))
+    return stored
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(st.one_of(events, events, _any(Event)), min_size=1, max_size=10))
+def test_decode_chunk_equals_the_json_path_over_every_event_kind(batch: list[Event]) -> None:
+    lines = [serialize.dumps(event) for event in batch]
+    stored = _same_as_the_json_path(lines)
+    assert [s.event for s in stored] == [serialize.loads(line) for line in lines]
+
+
+def test_every_event_kind_is_drawn() -> None:
+    kinds: set[type] = set()
+
+    @settings(max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(_any(Event))
+    def draw(event: Event) -> None:
+        kinds.add(type(event.kind))
+
+    draw()
+    assert kinds == set(get_args(EventKind))
+
+
+_BULK = serialize.dumps(
+    Event(3, datetime(2026, 1, 2, 3, 4, 5, 6, timezone.utc), "s", TextDelta("m", "x"), TurnInfo("t"))
+)
+ODD_LINES = [
+    _BULK.replace('"sequence":3', '"sequence":true'),
+    _BULK.replace('"sequence":3', '"sequence":3.0'),
+    _BULK.replace('"sequence":3', f'"sequence":{2**70}'),
+    _BULK.replace('"sequence":3', '"sequence":NaN'),
+    _BULK.replace("+00:00", "Z"),
+    _BULK.replace("+00:00", "+02:00"),
+    _BULK.replace("04:05.000006+00:00", "04:05.0000061+00:00"),
+    _BULK.replace('"text":"x"', '"text":"\\ud800"'),
+    _BULK.replace('"text":"x"', '"text":"x","extra":1'),
+    _BULK.replace('"text":"x"', '"text":"x","type":"MessageEnded"'),
+    _BULK.replace('"type":"TextDelta"', '"type":"UserMessage"'),
+    _BULK.replace(',"parent_tool_id":null', ""),
+    _BULK.replace('"extensions":{}', '"extensions":{"a/b":1}'),
+    _BULK.replace('"session_id":"s"', '"session_id":"s","session_id":"t"'),
+    _BULK.replace('"turn_info":{"id":"t","parent_tool_id":null}', '"turn_info":null'),
+    _BULK + "," + _BULK,
+    _BULK[:40],
+    "",
+    "[]",
+]
+
+
+@pytest.mark.parametrize("odd", ODD_LINES)
+def test_decode_chunk_odd_lines_give_what_the_json_path_gives(odd: str) -> None:
+    _same_as_the_json_path([_BULK, odd, _BULK])
+    _same_as_the_json_path([odd])
+
+
+def test_decode_chunk_lines_that_only_parse_joined_give_what_the_json_path_gives() -> None:
+    # "1,2" | bulk | "[3" | "4]": four lines, four values when joined, but not one value a line
+    _same_as_the_json_path(["1,2", _BULK, "[3", "4]"])
+    _same_as_the_json_path([_BULK[:50], _BULK[50:]])

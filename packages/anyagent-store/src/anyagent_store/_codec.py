@@ -14,6 +14,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import msgspec
+import msgspec.json  # a dependency of anyagent-core
+
 from anyagent import (
     Diagnostic,
     DiagnosticInfo,
@@ -119,6 +122,54 @@ _FAST: dict[str, Callable[[dict[str, Any]], EventKind | None]] = {
 _EVENT_KEYS = frozenset(("sequence", "occurred_at", "session_id", "kind", "turn_info", "extensions"))
 
 
+class _KindLine(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
+    """A bulk kind as stored: exactly its fields (an unknown or missing one refuses the line)."""
+
+
+class _TextLine(_KindLine, tag="TextDelta"):
+    message_id: str
+    text: str
+
+
+class _ReasoningLine(_KindLine, tag="ReasoningDelta"):
+    message_id: str
+    text: str
+
+
+class _ToolOutputLine(_KindLine, tag="ToolOutputDelta"):
+    tool_id: str
+    text: str
+
+
+class _EndedLine(_KindLine, tag="MessageEnded"):
+    message_id: str
+
+
+class _TurnLine(msgspec.Struct, forbid_unknown_fields=True):
+    id: str
+    parent_tool_id: str | None
+
+
+class _NoExtensions(msgspec.Struct, forbid_unknown_fields=True):
+    """``{}`` and nothing else."""
+
+
+class _Line(msgspec.Struct, forbid_unknown_fields=True):
+    """A stored line of a bulk kind: the six fields ``serialize`` writes, each of the type it writes."""
+
+    sequence: int
+    occurred_at: str
+    session_id: str
+    kind: _TextLine | _ReasoningLine | _ToolOutputLine | _EndedLine
+    turn_info: _TurnLine | None
+    extensions: _NoExtensions
+
+
+_MsgspecError = msgspec.MsgspecError
+_chunk_lines: Callable[[str], list[_Line]] = msgspec.json.Decoder(list[_Line]).decode
+_one_line: Callable[[str], _Line] = msgspec.json.Decoder(_Line).decode
+
+
 def _fast(data: Any, turns: dict[tuple[str, str | None], TurnInfo]) -> Event | None:
     """The direct path, or None when anything is unusual (then ``serialize`` decides). ``turns`` shares one
     ``TurnInfo`` value between the events of a turn (frozen values: the same as equal ones)."""
@@ -180,10 +231,9 @@ def decode(position: int, raw: str) -> StoredEvent:
     return _decoded(position, raw, data)
 
 
-def decode_chunk(first: int, body: str) -> list[StoredEvent]:
-    """The events of one stored chunk (lines joined by newlines), positions from ``first``. The chunk is
-    parsed as one JSON array when every line is JSON (one parser call for the batch), else line by line."""
-    lines = body.split("\n")
+def _old_chunk(first: int, lines: list[str]) -> list[StoredEvent]:
+    """The chunk through ``json`` (the reference path): one parser call when every line is JSON, else line
+    by line."""
     try:
         values = json.loads("[" + ",".join(lines) + "]")
     except ValueError:
@@ -192,6 +242,77 @@ def decode_chunk(first: int, body: str) -> list[StoredEvent]:
         return [decode(first + i, line) for i, line in enumerate(lines)]
     turns: dict[tuple[str, str | None], TurnInfo] = {}
     return [_decoded(first + i, line, data, turns) for i, (line, data) in enumerate(zip(lines, values, strict=True))]
+
+
+def decode_chunk(first: int, body: str) -> list[StoredEvent]:
+    """The events of one stored chunk (lines joined by newlines), positions from ``first``.
+
+    A chunk of the bulk kinds alone (what a transcript mostly is) is parsed by msgspec into typed lines in
+    one call and built straight into events; a mixed chunk takes that path line by line for its bulk lines
+    and ``json`` + ``serialize`` for the rest. Whatever msgspec refuses (it is stricter than ``json``:
+    lone surrogates, floats or bools for integers, unknown or duplicate tags) goes the ``json`` way, and a
+    chunk with a line that is not one JSON value goes wholly the old way, so the result is always what
+    ``json.loads`` + ``serialize`` give (tested equal)."""
+    lines = body.split("\n")
+    turns: dict[tuple[str, str | None], TurnInfo] = {}
+    try:
+        typed = _chunk_lines("[" + ",".join(lines) + "]")
+    except _MsgspecError:
+        typed = None
+    if typed is not None and len(typed) == len(lines):
+        found: list[StoredEvent] = []
+        append = found.append
+        for i, (line, value) in enumerate(zip(lines, typed, strict=True)):
+            event = _built(value, turns)
+            if event is None:  # a time that is not the library's UTC form: the reference path decides
+                return _old_chunk(first, lines)
+            append(StoredEvent(first + i, line, event))
+        return found
+    mixed: list[StoredEvent] = []
+    for i, line in enumerate(lines):
+        try:
+            event = _built(_one_line(line), turns)
+        except _MsgspecError:
+            event = None
+        if event is not None:
+            mixed.append(StoredEvent(first + i, line, event))
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError:  # not one JSON value: the whole chunk the old way (it may parse as an array)
+            return _old_chunk(first, lines)
+        mixed.append(_decoded(first + i, line, data, turns))
+    return mixed
+
+
+def _built(line: Any, turns: dict[tuple[str, str | None], TurnInfo]) -> Event | None:
+    """The event of a line msgspec parsed as ``_Line`` (the same value ``_fast`` builds), None when its time
+    is not ``+00:00`` ISO text."""
+    occurred = line.occurred_at
+    if not occurred.endswith("+00:00"):
+        return None
+    try:
+        when = datetime.fromisoformat(occurred)
+    except ValueError:
+        return None
+    kind = line.kind
+    cls = kind.__class__
+    if cls is _TextLine:
+        built: EventKind = TextDelta(kind.message_id, kind.text)
+    elif cls is _ReasoningLine:
+        built = ReasoningDelta(kind.message_id, kind.text)
+    elif cls is _ToolOutputLine:
+        built = ToolOutputDelta(kind.tool_id, kind.text)
+    else:
+        built = MessageEnded(kind.message_id)
+    turn = line.turn_info
+    turn_info: TurnInfo | None = None
+    if turn is not None:
+        key = (turn.id, turn.parent_tool_id)
+        turn_info = turns.get(key)
+        if turn_info is None:
+            turn_info = turns[key] = TurnInfo(turn.id, turn.parent_tool_id)
+    return Event(line.sequence, when, line.session_id, built, turn_info)
 
 
 _ZERO = timedelta(0)
