@@ -15,7 +15,7 @@ import pytest
 import ray
 
 import anyagent
-from anyagent_ray import RayRuntime
+from anyagent_ray import ACTOR_PREFIX, RayRuntime
 
 pytestmark = pytest.mark.anyio
 
@@ -28,8 +28,8 @@ def cluster() -> Iterator[None]:
 
 
 def _alive_hosts() -> list[str]:
-    actors = ray._private.state.actors()  # the GCS's actor table (no dashboard needed)
-    return [a["ActorID"] for a in actors.values() if a["State"] != "DEAD" and "_Host" in a["ActorClassName"]]
+    named = ray.util.list_named_actors(all_namespaces=True)  # public, from the GCS (no dashboard needed)
+    return [a["name"] for a in named if a["name"].startswith(ACTOR_PREFIX)]
 
 
 def _wait_no_hosts(seconds: float) -> list[str]:
@@ -51,7 +51,7 @@ async def test_cancelled_open_leaves_nothing() -> None:
 DRIVER = """
 import functools, sys, anyio, ray, anyagent
 from anyagent.mock import Script, Step, completed, text
-from anyagent_ray import RayRuntime
+from anyagent_ray import ACTOR_PREFIX, RayRuntime
 script = Script().turn([Step.emit(text("m1", "a")), Step.sleep(120), Step.end(completed())])
 async def main():
     async with RayRuntime(runtime=functools.partial(anyagent.Runtime.with_mock, script)) as runtime:

@@ -6,9 +6,10 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from ._fleet import Card, CardResult, load_cards, run_fleet
-from ._runtime import BATCH, NodeLost, RayEvents, RayRuntime, RaySession
+from ._runtime import ACTOR_PREFIX, BATCH, NodeLost, RayEvents, RayRuntime, RaySession
 
 __all__ = [
+    "ACTOR_PREFIX",
     "BATCH",
     "Card",
     "CardResult",

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import functools
+import pickle
+import sys
+import time
+import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
@@ -15,7 +19,11 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 import anyagent
 
-__all__ = ["BATCH", "NodeLost", "RayEvents", "RayRuntime", "RaySession"]
+__all__ = ["ACTOR_PREFIX", "BATCH", "NodeLost", "RayEvents", "RayRuntime", "RaySession"]
+
+ACTOR_PREFIX = "anyagent-session-"
+"""Every session actor is a named Ray actor, ``ACTOR_PREFIX`` + a random hex id (``RaySession.actor_name``), so
+``ray.util.list_named_actors(all_namespaces=True)`` or ``ray list actors`` shows which sessions are alive."""
 
 BATCH = 256
 """The most events one pull from an actor carries (the actor's own buffer is the in-process bound)."""
@@ -36,13 +44,54 @@ def _default_factory() -> anyagent.Runtime:
     return anyagent.Runtime()
 
 
-def _error(name: str, message: str) -> anyagent.AgentError:
-    cls = getattr(anyagent, name, anyagent.AgentError)
-    if not (isinstance(cls, type) and issubclass(cls, anyagent.AgentError)):
-        cls = anyagent.AgentError
-    exc: anyagent.AgentError = cls.__new__(cls)
-    anyagent.AgentError.__init__(exc, message)
+_Wire = tuple[tuple[tuple[str, str], ...], str, dict[str, Any]]
+"""An ``AgentError`` as it crosses Ray: its class and its ``AgentError`` bases as (module, qualname), most
+specific first; its message; its fields (the instance attributes that pickle)."""
+
+
+def _encode(exc: anyagent.AgentError) -> _Wire:
+    classes = tuple(
+        (c.__module__, c.__qualname__)
+        for c in type(exc).__mro__
+        if isinstance(c, type) and issubclass(c, anyagent.AgentError)
+    )
+    fields: dict[str, Any] = {}
+    for name, value in vars(exc).items():
+        try:
+            pickle.dumps(value)
+        except Exception:  # a field that cannot cross is dropped, the error still does
+            continue
+        fields[name] = value
+    return classes, exc.message, fields
+
+
+def _class(module: str, qualname: str) -> type[anyagent.AgentError] | None:
+    found: Any = sys.modules.get(module)  # only a class the driver has imported: never an import by name
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    if isinstance(found, type) and issubclass(found, anyagent.AgentError):
+        return found
+    return None
+
+
+def _decode(wire: _Wire) -> anyagent.AgentError:
+    """The error back, as the most specific of its classes the driver knows, with every field it carried."""
+    classes, message, fields = wire
+    cls: type[anyagent.AgentError] = anyagent.AgentError
+    for module, qualname in classes:
+        known = _class(module, qualname)
+        if known is not None:
+            cls = known
+            break
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, message)
+    exc.__dict__.update(fields)
+    exc.message = message
     return exc
+
+
+def _failure(message: str) -> _Wire:
+    return _encode(anyagent.AgentError(message))
 
 
 class _Host:
@@ -53,7 +102,7 @@ class _Host:
         self._ready = anyio.Event()
         self._stop = anyio.Event()
         self._session: anyagent.Session | None = None
-        self._failure: tuple[str, str] | None = None
+        self._failure: _Wire | None = None
         self._send, self._receive = anyio.create_memory_object_stream[Any](_QUEUE)
 
     def node(self) -> str:
@@ -72,7 +121,7 @@ class _Host:
                     await session.close()
                     tg.cancel_scope.cancel()
         except anyagent.AgentError as exc:
-            self._failure = (type(exc).__name__, exc.message)
+            self._failure = _encode(exc)
         finally:
             self._ready.set()
             self._send.close()
@@ -82,22 +131,22 @@ class _Host:
             async for event in events:
                 await self._send.send(event)
         except anyagent.AgentError as exc:
-            await self._send.send((type(exc).__name__, exc.message))
+            await self._send.send(_encode(exc))
         finally:
             self._send.close()
 
-    async def opened(self) -> tuple[anyagent.SessionInfo | None, tuple[str, str] | None, str]:
+    async def opened(self) -> tuple[anyagent.SessionInfo | None, _Wire | None, str]:
         await self._ready.wait()
         info = self._session.info() if self._session is not None else None
         return info, self._failure, self.node()
 
     async def command(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, Any]:
         if name not in _COMMANDS or self._session is None:
-            return False, ("InvalidRequest", f"no such session command {name!r}")
+            return False, _encode(anyagent.InvalidRequest(f"no such session command {name!r}"))
         try:
             return True, await getattr(self._session, name)(*args, **kwargs)
         except anyagent.AgentError as exc:
-            return False, (type(exc).__name__, exc.message)
+            return False, _encode(exc)
 
     async def pull(self, most: int) -> list[Any] | None:
         """Up to ``most`` events (waits for the first); None at the end of the stream."""
@@ -117,6 +166,16 @@ class _Host:
 
 
 _RemoteHost: Any = ray.remote(num_cpus=0, max_restarts=0)(_Host)
+_GONE = 10.0  # seconds close waits for the GCS to report the killed actor gone
+
+
+def _wait_gone(name: str) -> None:
+    while True:
+        try:
+            ray.get_actor(name)
+        except ValueError:
+            return
+        time.sleep(0.02)
 
 
 @attrs.define(eq=False)
@@ -129,11 +188,13 @@ class RaySession:
     node_id: str
     """The Ray node the session runs on."""
     _info: anyagent.SessionInfo
+    actor_name: str
+    """The session actor's Ray name (``ACTOR_PREFIX`` + a hex id)."""
 
     async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         ok, value = await self._runtime._get(self._actor.command.remote(name, args, kwargs), self.node_id)
         if not ok:
-            raise _error(*value)
+            raise _decode(value)
         return value
 
     async def prompt(self, prompt: Any) -> anyagent.Delivery:
@@ -178,6 +239,8 @@ class RaySession:
             pass
         finally:
             ray.kill(self._actor, no_restart=True)
+            with anyio.move_on_after(_GONE):  # ray.kill only asks the GCS: wait until it says the actor is gone
+                await anyio.to_thread.run_sync(_wait_gone, self.actor_name, abandon_on_cancel=True)
             if self in self._runtime._sessions:
                 self._runtime._sessions.discard(self)
                 self._runtime._load[self.node_id] -= 1
@@ -243,7 +306,7 @@ class RayEvents:
         if isinstance(item, tuple):
             self._done = True
             self._batch = []
-            raise _error(*item)
+            raise _decode(item)
         event: anyagent.Event = item
         self._sequence = event.sequence
         if isinstance(event.kind, anyagent.TurnEnded):
@@ -325,8 +388,9 @@ class RayRuntime:
             node = await self._place(agent_id)
         self._load[node] = self._load.get(node, 0) + 1  # counted at placement, so a burst of opens spreads
         try:
+            name = ACTOR_PREFIX + uuid.uuid4().hex
             actor: Any = _RemoteHost.options(
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)
+                name=name, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)
             ).remote(self._factory)
             run = actor.run.remote(agent_id, options)
             try:
@@ -336,11 +400,11 @@ class RayRuntime:
                 raise
             if failure is not None or info is None:
                 ray.kill(actor, no_restart=True)
-                raise _error(*(failure or ("AgentError", "the session did not open")))
+                raise _decode(failure or _failure("the session did not open"))
         except BaseException:
             self._load[node] -= 1
             raise
-        session = RaySession(self, actor, run, node, info)
+        session = RaySession(self, actor, run, node, info, name)
         self._sessions.add(session)
         return session, RayEvents(self, actor, node, info.session_id)
 
