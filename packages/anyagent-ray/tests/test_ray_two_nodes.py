@@ -1,5 +1,6 @@
 """Two Ray nodes on one machine (ray.cluster_utils.Cluster): 100 sessions spread over both, every event once and
-in order; a node process removed mid-turn ends the turn Failed once and raises NodeLost naming that node."""
+in order; a node process removed mid-turn ends the turn Failed once and raises NodeLost naming that node;
+placement by Ray CPUs and custom resources on two more nodes; the fleet's per-node limit."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ray.cluster_utils import Cluster
 
 import anyagent
 from anyagent.mock import Script, Step, completed, text
-from anyagent_ray import NodeLost, RayRuntime
+from anyagent_ray import MEMORY_FULL, Card, NodeLoad, NodeLost, RayRuntime, pick, run_fleet
 
 pytestmark = pytest.mark.anyio
 
@@ -64,6 +65,70 @@ async def test_hundred_sessions_over_two_nodes(cluster: Cluster) -> None:
             for index in range(100):
                 tg.start_soon(one, runtime, index)
     assert sum(nodes.values()) == 100 and len(nodes) == 2 and min(nodes.values()) >= 30, nodes
+
+
+async def test_fleet_keeps_to_its_per_node_limit(cluster: Cluster) -> None:
+    slow = Script().turn([Step.emit(text("m1", "ok")), Step.sleep(3), Step.end(completed())])
+    cards = [Card(id=f"c{i}", prompt="go") for i in range(6)]
+    async with RayRuntime(runtime=functools.partial(anyagent.Runtime.with_mock, slow)) as runtime:
+        nodes = await runtime.discover()
+        results = await run_fleet(runtime, cards, agent="mock", concurrency=6, per_node=2)
+    assert all(r.ok for r in results) and {r.node_id for r in results} <= set(nodes)
+    spans: dict[str, list[tuple[float, float]]] = {}
+    for r in results:
+        assert r.node_id is not None
+        spans.setdefault(r.node_id, []).append(
+            (r.transcript[0].occurred_at.timestamp(), r.transcript[-1].occurred_at.timestamp())
+        )
+    most = max(sum(1 for s, e in runs if s <= start < e) for runs in spans.values() for start, _ in runs)
+    assert most <= 2, spans  # 6 cards at once on 2 nodes would be 3 a node without the limit
+    waited = [s for runs in spans.values() for s, _ in runs if any(s >= e for _, e in runs)]
+    assert waited, spans  # a card started only once another on its node had finished
+
+
+async def test_placement_weighs_ray_cpus_and_keeps_to_the_resources_asked_for(cluster: Cluster) -> None:
+    small = cluster.add_node(num_cpus=1, resources={"pool": 100})
+    big = cluster.add_node(num_cpus=3, resources={"pool": 100})
+    cluster.wait_for_nodes()
+    hold = Script().turn([Step.sleep(60), Step.end(completed())])
+    counts: dict[str, int] = {}
+    async with RayRuntime(runtime=functools.partial(anyagent.Runtime.with_mock, hold)) as runtime:
+        loads = await runtime.loads()
+        assert loads[big.node_id].cpus == 3 and loads[small.node_id].resources["pool"] == 100
+        for load in loads.values():  # measured on the node (one machine here: the same as this process sees)
+            assert 0 <= load.memory_used < 1 and load.cpu_busy >= 0 and load.memory > 0
+        sessions = []
+        for _ in range(8):
+            session, _events = await runtime.open("mock", anyagent.SessionOptions.in_dir("."), resources={"pool": 1})
+            sessions.append(session)
+            counts[session.node_id] = counts.get(session.node_id, 0) + 1
+        assert set(counts) == {small.node_id, big.node_id}, counts  # never a node without the resource
+        assert counts[big.node_id] in (5, 6, 7), counts  # 3 CPUs against 1: about three times the sessions
+        loads = runtime._loads()
+        assert loads[big.node_id].sessions == counts[big.node_id]
+        with pytest.raises(anyagent.InvalidConfiguration, match="gpu_box"):
+            await runtime.open("mock", anyagent.SessionOptions.in_dir("."), resources={"gpu_box": 1})
+        with pytest.raises(anyagent.InvalidConfiguration, match="pool"):
+            await runtime.open(
+                "mock", anyagent.SessionOptions.in_dir("."), node=cluster.head_node.node_id, resources={"pool": 1}
+            )
+        for session in sessions:
+            await session.close()
+        assert all(load.sessions == 0 for load in runtime._loads().values())
+
+
+def _load(node: str, sessions: int, cpus: float = 1, cpu_busy: float = 0.0, memory_used: float = 0.2) -> NodeLoad:
+    return NodeLoad(node, sessions, cpus, 8e9, cpu_busy, memory_used, {"CPU": cpus})
+
+
+def test_pick_weighs_sessions_per_cpu_cpu_load_and_memory() -> None:
+    assert pick([_load("a", 2), _load("b", 1)]) == "b"
+    assert pick([_load("a", 4, cpus=4), _load("b", 2, cpus=1)]) == "a"  # 1 per CPU against 2
+    assert pick([_load("a", 1, cpu_busy=1.5), _load("b", 2)]) == "b"  # a's CPUs are busy with other work
+    assert pick([_load("a", 0, memory_used=MEMORY_FULL), _load("b", 5)]) == "b"  # a is out of memory
+    assert pick([_load("a", 0, memory_used=0.99), _load("b", 1, memory_used=0.95)]) == "a"  # all full: least loaded
+    with pytest.raises(anyagent.InvalidRequest):
+        pick([])
 
 
 async def test_node_removed_mid_turn(cluster: Cluster) -> None:

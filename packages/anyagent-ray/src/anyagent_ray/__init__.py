@@ -6,11 +6,26 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from ._fleet import Card, CardResult, load_cards, run_fleet
-from ._runtime import ACTOR_PREFIX, BATCH, NodeLost, RayEvents, RayRuntime, RaySession
+from ._runtime import (
+    ACTOR_PREFIX,
+    BATCH,
+    LOAD_TTL,
+    MEMORY_FULL,
+    NodeLoad,
+    NodeLost,
+    RayEvents,
+    RayRuntime,
+    RaySession,
+    pick,
+)
 
 __all__ = [
     "ACTOR_PREFIX",
     "BATCH",
+    "LOAD_TTL",
+    "MEMORY_FULL",
+    "NodeLoad",
+    "pick",
     "Card",
     "CardResult",
     "load_cards",

@@ -29,7 +29,8 @@ class Card:
 @attrs.frozen
 class CardResult:
     """What a card's last attempt gave: the final text, the stop reason (None if no turn ended), the last
-    ``ContextUsage`` seen, every event (``transcript``), the attempts made and the error text of a failure."""
+    ``ContextUsage`` seen, every event (``transcript``), the attempts made, the error text of a failure and
+    the Ray node the last attempt ran on (None if it did not open)."""
 
     card: Card
     text: str
@@ -38,6 +39,7 @@ class CardResult:
     transcript: tuple[anyagent.Event, ...]
     attempts: int
     error: str | None = None
+    node_id: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -72,13 +74,15 @@ def load_cards(path: str | Path) -> list[Card]:
     return cards
 
 
-async def _attempt(runtime: RayRuntime, card: Card, agent: str, attempts: int) -> CardResult:
+async def _attempt(runtime: RayRuntime, card: Card, agent: str, attempts: int, per_node: int | None) -> CardResult:
     text: list[str] = []
     stop: anyagent.StopReason | None = None
     usage: anyagent.ContextUsage | None = None
     transcript: list[anyagent.Event] = []
+    node: str | None = None
     try:
-        session, events = await runtime.open(agent, anyagent.SessionOptions.in_dir(card.directory))
+        session, events = await runtime.open(agent, anyagent.SessionOptions.in_dir(card.directory), per_node=per_node)
+        node = session.node_id
         async with session:
             await session.prompt(card.prompt)
             async for event in events:
@@ -92,9 +96,9 @@ async def _attempt(runtime: RayRuntime, card: Card, agent: str, attempts: int) -
                     stop = kind.stop
                     break
     except anyagent.AgentError as exc:
-        return CardResult(card, "".join(text), stop, usage, tuple(transcript), attempts, exc.message)
+        return CardResult(card, "".join(text), stop, usage, tuple(transcript), attempts, exc.message, node)
     error = stop.message if isinstance(stop, anyagent.Failed) else None
-    return CardResult(card, "".join(text), stop, usage, tuple(transcript), attempts, error)
+    return CardResult(card, "".join(text), stop, usage, tuple(transcript), attempts, error, node)
 
 
 async def run_fleet(
@@ -103,15 +107,17 @@ async def run_fleet(
     *,
     agent: str,
     concurrency: int = 8,
+    per_node: int | None = None,
     retries: int = 1,
     retry: Callable[[CardResult], bool] = lambda result: not result.ok,
     on_result: Callable[[CardResult], None] | None = None,
 ) -> list[CardResult]:
-    """Run every card (at most ``concurrency`` at once), retrying a card up to ``retries`` more times while
+    """Run every card (at most ``concurrency`` at once, and at most ``per_node`` on one Ray node: None leaves
+    the runtime's own ``per_node``), retrying a card up to ``retries`` more times while
     ``retry(result)`` says so (default: it did not complete). Results come back in the cards' order;
     ``on_result`` is called as each card finishes."""
-    if concurrency < 1 or retries < 0:
-        raise anyagent.InvalidRequest("concurrency must be >= 1 and retries >= 0")
+    if concurrency < 1 or retries < 0 or (per_node is not None and per_node < 1):
+        raise anyagent.InvalidRequest("concurrency and per_node must be >= 1 and retries >= 0")
     limiter = anyio.CapacityLimiter(concurrency)
     results: list[CardResult | None] = [None] * len(cards)
 
@@ -120,7 +126,7 @@ async def run_fleet(
             attempts = 0
             while True:
                 attempts += 1
-                result = await _attempt(runtime, card, card.agent or agent, attempts)
+                result = await _attempt(runtime, card, card.agent or agent, attempts, per_node)
                 if attempts > retries or not retry(result):
                     break
         results[index] = result

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import math
+import os
 import pickle
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -19,7 +21,18 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 import anyagent
 
-__all__ = ["ACTOR_PREFIX", "BATCH", "NodeLost", "RayEvents", "RayRuntime", "RaySession"]
+__all__ = [
+    "ACTOR_PREFIX",
+    "BATCH",
+    "LOAD_TTL",
+    "MEMORY_FULL",
+    "NodeLoad",
+    "NodeLost",
+    "RayEvents",
+    "RayRuntime",
+    "RaySession",
+    "pick",
+]
 
 ACTOR_PREFIX = "anyagent-session-"
 """Every session actor is a named Ray actor, ``ACTOR_PREFIX`` + a random hex id (``RaySession.actor_name``), so
@@ -92,6 +105,53 @@ def _decode(wire: _Wire) -> anyagent.AgentError:
 
 def _failure(message: str) -> _Wire:
     return _encode(anyagent.AgentError(message))
+
+
+LOAD_TTL = 5.0
+"""Seconds placement reuses the nodes' measured load before it measures again."""
+
+MEMORY_FULL = 0.9
+"""A node using this fraction of its memory or more gets no session while another node has room."""
+
+
+@attrs.frozen
+class _Measure:
+    resources: Mapping[str, float]
+    cpu_busy: float
+    memory_used: float
+
+
+@attrs.frozen
+class NodeLoad:
+    """One node as placement sees it: this runtime's ``sessions`` there; the node's Ray ``cpus``, ``memory``
+    (bytes) and all its Ray ``resources`` (``ray.nodes()``); its ``cpu_busy`` (1-minute load average per CPU)
+    and ``memory_used`` (fraction) measured on the node when placement last looked (``LOAD_TTL``)."""
+
+    node_id: str
+    sessions: int
+    cpus: float
+    memory: float
+    cpu_busy: float
+    memory_used: float
+    resources: Mapping[str, float]
+
+    @property
+    def pressure(self) -> float:
+        """Sessions per Ray CPU, plus the CPU load per CPU, plus the memory fraction in use: lower is emptier."""
+        return self.sessions / max(self.cpus, 1.0) + self.cpu_busy + self.memory_used
+
+    def fits(self, wanted: Mapping[str, float]) -> bool:
+        """The node declares at least ``wanted`` of each Ray resource (its total, not what is free now)."""
+        return all(self.resources.get(name, 0.0) >= amount for name, amount in wanted.items())
+
+
+def pick(loads: Sequence[NodeLoad]) -> str:
+    """The node placement takes among ``loads``: the lowest ``pressure``, skipping nodes at ``MEMORY_FULL``
+    or more while another is below it; ties go to the first."""
+    if not loads:
+        raise anyagent.InvalidRequest("no node to pick from")
+    roomy = [load for load in loads if load.memory_used < MEMORY_FULL] or list(loads)
+    return min(roomy, key=lambda load: load.pressure).node_id
 
 
 class _Host:
@@ -175,7 +235,7 @@ def _wait_gone(name: str) -> None:
             ray.get_actor(name)
         except ValueError:
             return
-        time.sleep(0.02)
+        time.sleep(0.1)
 
 
 @attrs.define(eq=False)
@@ -243,7 +303,7 @@ class RaySession:
                 await anyio.to_thread.run_sync(_wait_gone, self.actor_name, abandon_on_cancel=True)
             if self in self._runtime._sessions:
                 self._runtime._sessions.discard(self)
-                self._runtime._load[self.node_id] -= 1
+                self._runtime._release(self.node_id)
 
     async def __aenter__(self) -> RaySession:
         return self
@@ -322,6 +382,15 @@ class RayRuntime:
     ``address`` is passed to ``ray.init`` (None: the cluster in ``RAY_ADDRESS`` or a local one) unless Ray is
     already initialised. ``runtime`` builds the ``anyagent.Runtime`` inside each actor (a picklable callable;
     default ``anyagent.Runtime()``, e.g. ``functools.partial(anyagent.Runtime.with_mock, script)``).
+    ``runtime_env`` is the Ray runtime environment of the session actors and the discovery tasks (e.g.
+    ``{"env_vars": {"ANYAGENT_CLAUDE_BIN": "/opt/claude/bin/claude"}}`` to point every node at one binary).
+    ``per_node``: at most this many of this runtime's sessions on one node (None: no limit); an ``open`` that
+    finds every node having the agent full waits for a session to close.
+
+    Placement: among the nodes that have the agent (and the ``resources`` asked for, and room under
+    ``per_node``), the one with the lowest ``NodeLoad.pressure`` - this runtime's sessions there per Ray CPU of
+    the node, plus the node's measured CPU load and memory use; a node using ``MEMORY_FULL`` of its memory or
+    more is skipped while another has room. ``loads()`` shows what placement sees.
     """
 
     def __init__(
@@ -330,15 +399,23 @@ class RayRuntime:
         *,
         runtime: Callable[[], anyagent.Runtime] = _default_factory,
         init: dict[str, Any] | None = None,
+        runtime_env: dict[str, Any] | None = None,
+        per_node: int | None = None,
     ) -> None:
+        _check_limit(per_node)
         self._address = address
         self._factory = runtime
         self._init = dict(init or {})
+        self._env: dict[str, Any] = {"runtime_env": dict(runtime_env)} if runtime_env else {}
         self._sessions: set[RaySession] = set()
         self._owns_ray = False
+        self._per_node = per_node
         self._load: dict[str, int] = {}
         self._reports: dict[str, anyagent.DiscoveryReport] | None = None
+        self._measured: dict[str, _Measure] = {}
+        self._measured_at = -math.inf
         self._discovering = anyio.Lock()
+        self._left: anyio.Event | None = None
 
     async def __aenter__(self) -> RayRuntime:
         if not ray.is_initialized():
@@ -364,33 +441,81 @@ class RayRuntime:
 
     def nodes(self) -> list[str]:
         """The ids of the cluster's alive nodes."""
-        nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
-        return [str(n["NodeID"]) for n in nodes if n.get("Alive")]
+        return list(_ray_nodes())
+
+    async def _probe(self, discover: bool) -> dict[str, anyagent.DiscoveryReport | None]:
+        """One task on each alive node: its measured load, and its ``DiscoveryReport`` if ``discover``."""
+        nodes = await anyio.to_thread.run_sync(_ray_nodes)
+        task = ray.remote(num_cpus=0)(_probe_node)
+        refs = [
+            task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False), **self._env).remote(
+                self._factory if discover else None
+            )
+            for node in nodes
+        ]
+        answers: list[tuple[anyagent.DiscoveryReport | None, tuple[float, float]]] = await anyio.to_thread.run_sync(
+            ray.get, refs, abandon_on_cancel=True
+        )
+        self._measured = {
+            node: _Measure(ray_node.get("Resources", {}), *load)
+            for (node, ray_node), (_report, load) in zip(nodes.items(), answers, strict=True)
+        }
+        self._measured_at = time.monotonic()
+        return {node: report for node, (report, _load) in zip(nodes, answers, strict=True)}
 
     async def discover(self) -> dict[str, anyagent.DiscoveryReport]:
         """Each alive node's ``DiscoveryReport`` (which agents it has), by node id."""
-        nodes = await anyio.to_thread.run_sync(self.nodes)
-        task = ray.remote(num_cpus=0)(_discover_on_node)
-        refs = [
-            task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(self._factory)
-            for node in nodes
-        ]
-        reports = await anyio.to_thread.run_sync(ray.get, refs, abandon_on_cancel=True)
-        self._reports = dict(zip(nodes, reports, strict=True))
+        reports = await self._probe(discover=True)
+        self._reports = {node: report for node, report in reports.items() if report is not None}
         return self._reports
 
+    async def loads(self) -> dict[str, NodeLoad]:
+        """What placement sees of each alive node, measured now."""
+        await self._probe(discover=False)
+        return self._loads()
+
+    def _loads(self) -> dict[str, NodeLoad]:
+        return {
+            node: NodeLoad(
+                node_id=node,
+                sessions=self._load.get(node, 0),
+                cpus=float(m.resources.get("CPU", 0.0)),
+                memory=float(m.resources.get("memory", 0.0)),
+                cpu_busy=m.cpu_busy,
+                memory_used=m.memory_used,
+                resources=m.resources,
+            )
+            for node, m in self._measured.items()
+        }
+
     async def open(
-        self, agent: str | anyagent.AgentInstallation, options: anyagent.SessionOptions, *, node: str | None = None
+        self,
+        agent: str | anyagent.AgentInstallation,
+        options: anyagent.SessionOptions,
+        *,
+        node: str | None = None,
+        resources: Mapping[str, float] | None = None,
+        per_node: int | None = None,
     ) -> tuple[RaySession, RayEvents]:
-        """Host a session of ``agent`` in an actor: on ``node`` if given, else the least loaded node having it."""
+        """Host a session of ``agent`` in an actor: on ``node`` if given, else on the node placement picks.
+
+        ``resources`` (Ray custom resources, e.g. ``{"claude_slot": 1}``) limits placement to the nodes
+        declaring them and holds them for the session's life (Ray queues the open while they are taken).
+        ``per_node`` overrides the runtime's limit of sessions per node for this open.
+        """
+        _check_limit(per_node)
         agent_id = agent if isinstance(agent, str) else agent.id
-        if node is None:
-            node = await self._place(agent_id)
-        self._load[node] = self._load.get(node, 0) + 1  # counted at placement, so a burst of opens spreads
+        wanted = {str(k): float(v) for k, v in (resources or {}).items()}
+        limit = per_node if per_node is not None else self._per_node
+        node = await self._place(agent_id, node, wanted, limit)  # counted there now, so a burst of opens spreads
         try:
             name = ACTOR_PREFIX + uuid.uuid4().hex
+            extra: dict[str, Any] = {"resources": wanted} if wanted else {}
             actor: Any = _RemoteHost.options(
-                name=name, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)
+                name=name,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+                **self._env,
+                **extra,
             ).remote(self._factory)
             run = actor.run.remote(agent_id, options)
             try:
@@ -402,19 +527,60 @@ class RayRuntime:
                 ray.kill(actor, no_restart=True)
                 raise _decode(failure or _failure("the session did not open"))
         except BaseException:
-            self._load[node] -= 1
+            self._release(node)
             raise
         session = RaySession(self, actor, run, node, info, name)
         self._sessions.add(session)
         return session, RayEvents(self, actor, node, info.session_id)
 
-    async def _place(self, agent_id: str) -> str:
-        async with self._discovering:  # placement reuses the last discovery (discover() refreshes it)
-            reports = self._reports if self._reports is not None else await self.discover()
-        having = [n for n, r in reports.items() if any(a.id == agent_id for a in r.agents)]
-        if not having:
-            raise anyagent.NotInstalled(agent_id, f"agent {agent_id!r} is installed on no node of the cluster")
-        return min(having, key=lambda n: self._load.get(n, 0))
+    def _release(self, node: str) -> None:
+        self._load[node] -= 1
+        if self._left is not None:
+            self._left.set()
+            self._left = None
+
+    async def _place(self, agent_id: str, node: str | None, wanted: dict[str, float], limit: int | None) -> str:
+        while True:
+            async with self._discovering:  # placement reuses the last discovery (discover() refreshes it)
+                if self._reports is None or (node is not None and node not in self._reports):
+                    await self.discover()
+                elif time.monotonic() - self._measured_at > LOAD_TTL:
+                    await self._probe(discover=False)
+            assert self._reports is not None
+            loads = self._loads()
+            having = [
+                n
+                for n, r in self._reports.items()
+                if any(a.id == agent_id for a in r.agents) and (node is None or n == node)
+            ]
+            if not having:
+                where = f"node {node}" if node is not None else "no node of the cluster"
+                raise anyagent.NotInstalled(agent_id, f"agent {agent_id!r} is installed on {where}")
+            fitting = [n for n in having if n in loads and loads[n].fits(wanted)] if wanted else having
+            if not fitting:
+                raise anyagent.InvalidConfiguration(
+                    f"no node having {agent_id!r} declares the Ray resources {wanted}"
+                    + (f" (node {node})" if node is not None else "")
+                )
+            room = [n for n in fitting if limit is None or self._load.get(n, 0) < limit]
+            if room:
+                unmeasured = NodeLoad("", 0, 0.0, 0.0, 0.0, 0.0, {})  # a node that joined since the last probe
+                chosen = node or pick([loads.get(n) or attrs.evolve(unmeasured, node_id=n) for n in room])
+                self._load[chosen] = self._load.get(chosen, 0) + 1
+                return chosen
+            if self._left is None:
+                self._left = anyio.Event()
+            await self._left.wait()  # every node having the agent is full: wait for a session to leave
+
+
+def _ray_nodes() -> dict[str, dict[str, Any]]:
+    nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
+    return {str(n["NodeID"]): n for n in nodes if n.get("Alive")}
+
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise anyagent.InvalidRequest(f"per_node must be a positive int or None, got {limit!r}")
 
 
 async def _discover_async(factory: Callable[[], anyagent.Runtime]) -> anyagent.DiscoveryReport:
@@ -422,5 +588,25 @@ async def _discover_async(factory: Callable[[], anyagent.Runtime]) -> anyagent.D
         return await runtime.discover()
 
 
-def _discover_on_node(factory: Callable[[], anyagent.Runtime]) -> anyagent.DiscoveryReport:
-    return anyio.run(_discover_async, factory)
+def _measure() -> tuple[float, float]:
+    """This node's 1-minute load average per CPU, and the fraction of its memory in use (0 where unknown)."""
+    try:
+        cpu_busy = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        cpu_busy = 0.0
+    memory_used = 0.0
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            info = {line.split(":")[0]: float(line.split()[1]) for line in f if len(line.split()) >= 2}
+        if info.get("MemTotal"):
+            memory_used = 1.0 - info.get("MemAvailable", info["MemTotal"]) / info["MemTotal"]
+    except (OSError, ValueError):
+        pass
+    return cpu_busy, memory_used
+
+
+def _probe_node(
+    factory: Callable[[], anyagent.Runtime] | None,
+) -> tuple[anyagent.DiscoveryReport | None, tuple[float, float]]:
+    report = anyio.run(_discover_async, factory) if factory is not None else None
+    return report, _measure()

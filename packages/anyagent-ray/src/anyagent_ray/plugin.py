@@ -23,6 +23,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", required=True, help="the agent each card's session runs (a card's 'agent' wins)")
     parser.add_argument("--concurrency", type=int, default=8, metavar="N", help="cards at once (default 8)")
     parser.add_argument(
+        "--per-node", type=int, default=None, metavar="N", help="at most N cards on one Ray node (default: no limit)"
+    )
+    parser.add_argument(
         "--retries", type=int, default=1, metavar="N", help="more attempts for a failed card (default 1)"
     )
     parser.add_argument("--address", default=None, help="the Ray cluster (default: RAY_ADDRESS, else a local one)")
@@ -44,6 +47,8 @@ async def _run(context: anyagent.CommandContext) -> int:
         factory: Any = anyagent.Runtime
         if args.mock:  # the global --mock: every actor plays the same script
             factory = functools.partial(anyagent.Runtime.with_mock, Script.load(args.mock))
+        if args.per_node is not None and args.per_node < 1:
+            raise anyagent.InvalidRequest("--per-node must be >= 1")
     except (OSError, anyagent.AgentError) as exc:
         print(f"error: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
@@ -63,12 +68,18 @@ async def _run(context: anyagent.CommandContext) -> int:
                 if args.output:
                     stop = type(result.stop).__name__ if result.stop is not None else None
                     line = {"id": result.card.id, "ok": result.ok, "stop": stop, "text": result.text}
-                    line |= {"attempts": result.attempts, "error": result.error}
+                    line |= {"attempts": result.attempts, "error": result.error, "node": result.node_id}
                     lines.append(json.dumps(line) + "\n")
 
             async with RayRuntime(args.address, runtime=factory, init=init) as runtime:
                 await run_fleet(
-                    runtime, cards, agent=args.agent, concurrency=args.concurrency, retries=args.retries, on_result=done
+                    runtime,
+                    cards,
+                    agent=args.agent,
+                    concurrency=args.concurrency,
+                    per_node=args.per_node,
+                    retries=args.retries,
+                    on_result=done,
                 )
     finally:
         if args.output:
