@@ -306,3 +306,29 @@ def test_decode_chunk_lines_that_only_parse_joined_give_what_the_json_path_gives
     # "1,2" | bulk | "[3" | "4]": four lines, four values when joined, but not one value a line
     _same_as_the_json_path(["1,2", _BULK, "[3", "4]"])
     _same_as_the_json_path([_BULK[:50], _BULK[50:]])
+
+
+def test_the_slot_builders_are_used_and_build_what_init_builds() -> None:
+    from anyagent_store import _codec
+
+    assert _codec._event is not Event and _codec._STORED_SETTERS is not None
+    when = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    kinds = [
+        (_codec._text_delta("m", "x"), TextDelta("m", "x")),
+        (_codec._reasoning_delta("m", "x"), ReasoningDelta("m", "x")),
+        (_codec._tool_output_delta("t", "x"), ToolOutputDelta("t", "x")),
+        (_codec._message_ended("m"), MessageEnded("m")),
+    ]
+    for fast, plain in kinds:
+        assert type(fast) is type(plain) and fast == plain and hash(fast) == hash(plain) and repr(fast) == repr(plain)
+        event = _codec._event(4, when, "s", fast, TurnInfo("t"))
+        reference = Event(4, when, "s", plain, TurnInfo("t"))
+        assert (
+            event == reference
+            and event.extensions is reference.extensions
+            and serialize.dumps(event) == serialize.dumps(reference)
+        )
+        stored = _codec._stored(9, "raw", event)
+        assert stored == StoredEvent(9, "raw", reference) and repr(stored) == repr(StoredEvent(9, "raw", reference))
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        _codec._text_delta("m", "x").text = "y"  # type: ignore[misc]

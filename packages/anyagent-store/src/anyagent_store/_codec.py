@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import attrs
 import msgspec
 import msgspec.json  # a dependency of anyagent-core
 
@@ -266,7 +267,7 @@ def decode_chunk(first: int, body: str) -> list[StoredEvent]:
             event = _built(value, turns)
             if event is None:  # a time that is not the library's UTC form: the reference path decides
                 return _old_chunk(first, lines)
-            append(StoredEvent(first + i, line, event))
+            append(_stored(first + i, line, event))
         return found
     mixed: list[StoredEvent] = []
     for i, line in enumerate(lines):
@@ -275,7 +276,7 @@ def decode_chunk(first: int, body: str) -> list[StoredEvent]:
         except _MsgspecError:
             event = None
         if event is not None:
-            mixed.append(StoredEvent(first + i, line, event))
+            mixed.append(_stored(first + i, line, event))
             continue
         try:
             data = json.loads(line)
@@ -283,6 +284,101 @@ def decode_chunk(first: int, body: str) -> list[StoredEvent]:
             return _old_chunk(first, lines)
         mixed.append(_decoded(first + i, line, data, turns))
     return mixed
+
+
+def _setters(cls: type, *names: str) -> tuple[Callable[[Any, Any], None], ...] | None:
+    """The slot setters of an attrs frozen, slotted class whose ``__init__`` stores each of ``names`` as
+    given (no converter, validator or post-init hook on them), in field order; None when it is not so
+    (then the events are built through ``__init__``)."""
+    if not attrs.has(cls) or hasattr(cls, "__attrs_post_init__") or hasattr(cls, "__attrs_pre_init__"):
+        return None
+    fields = attrs.fields(cls)
+    if tuple(f.name for f in fields) != names or any(f.converter or f.validator for f in fields):
+        return None
+    found = [cls.__dict__.get(name) for name in names]
+    if not all(type(d).__name__ == "member_descriptor" for d in found):
+        return None
+    return tuple(d.__set__ for d in found)  # type: ignore[union-attr]
+
+
+def _kind_builder(cls: type, *names: str) -> Callable[..., Any]:
+    """``cls(*values)`` for a bulk kind: its slots set directly when ``_setters`` allows (a third of
+    ``__init__``'s time), else ``cls`` itself. Tested equal to ``__init__``'s value."""
+    setters = _setters(cls, *names)
+    if setters is None:
+        return cls
+    new = object.__new__
+    if len(setters) == 1:
+        (one,) = setters
+
+        def build_one(value: Any) -> Any:
+            made: Any = new(cls)
+            one(made, value)
+            return made
+
+        return build_one
+    first, second = setters
+
+    def build_two(a: Any, b: Any) -> Any:
+        made: Any = new(cls)
+        first(made, a)
+        second(made, b)
+        return made
+
+    return build_two
+
+
+_text_delta = _kind_builder(TextDelta, "message_id", "text")
+_reasoning_delta = _kind_builder(ReasoningDelta, "message_id", "text")
+_tool_output_delta = _kind_builder(ToolOutputDelta, "tool_id", "text")
+_message_ended = _kind_builder(MessageEnded, "message_id")
+_STORED_SETTERS = _setters(StoredEvent, "position", "raw", "event", "error")
+_EVENT_SLOTS = [Event.__dict__.get(name) for name in ("sequence", "occurred_at", "session_id", "kind", "turn_info")]
+_NO_EXTENSIONS = attrs.fields(Event).extensions.default  # what ``Event(...)`` stores for ``extensions={}``
+
+
+def _stored(position: int, raw: str, event: Event) -> StoredEvent:
+    """``StoredEvent(position, raw, event)``, its slots set directly when ``_setters`` allows."""
+    if _STORED_SETTERS is None:
+        return StoredEvent(position, raw, event)
+    made = object.__new__(StoredEvent)
+    set_position, set_raw, set_event, set_error = _STORED_SETTERS
+    set_position(made, position)
+    set_raw(made, raw)
+    set_event(made, event)
+    set_error(made, None)
+    return made
+
+
+def _event_maker() -> Callable[[int, datetime, str, EventKind, TurnInfo | None], Event]:
+    """``Event(sequence, when, session_id, kind, turn_info)`` with no extensions: the slots set directly
+    when the class stores those five as given and ``{}`` as the shared empty mapping, else ``Event``."""
+    fields = attrs.fields(Event)
+    plain = all(f.converter is None and f.validator is None for f in fields[:5])
+    if (
+        not plain
+        or hasattr(Event, "__attrs_post_init__")
+        or not all(type(d).__name__ == "member_descriptor" for d in _EVENT_SLOTS)
+        or type(Event.__dict__.get("extensions")).__name__ != "member_descriptor"
+        or Event(0, _LONG_AGO, "", MessageEnded(""), None).extensions is not _NO_EXTENSIONS
+    ):
+        return Event
+    new = object.__new__
+    s0, s1, s2, s3, s4 = (d.__set__ for d in _EVENT_SLOTS)  # type: ignore[union-attr]
+    s5 = Event.__dict__["extensions"].__set__
+    empty = _NO_EXTENSIONS
+
+    def build(sequence: int, when: datetime, session_id: str, kind: EventKind, turn: TurnInfo | None) -> Event:
+        made = new(Event)
+        s0(made, sequence)
+        s1(made, when)
+        s2(made, session_id)
+        s3(made, kind)
+        s4(made, turn)
+        s5(made, empty)
+        return made
+
+    return build
 
 
 def _built(line: Any, turns: dict[tuple[str, str | None], TurnInfo]) -> Event | None:
@@ -298,13 +394,13 @@ def _built(line: Any, turns: dict[tuple[str, str | None], TurnInfo]) -> Event | 
     kind = line.kind
     cls = kind.__class__
     if cls is _TextLine:
-        built: EventKind = TextDelta(kind.message_id, kind.text)
+        built: EventKind = _text_delta(kind.message_id, kind.text)
     elif cls is _ReasoningLine:
-        built = ReasoningDelta(kind.message_id, kind.text)
+        built = _reasoning_delta(kind.message_id, kind.text)
     elif cls is _ToolOutputLine:
-        built = ToolOutputDelta(kind.tool_id, kind.text)
+        built = _tool_output_delta(kind.tool_id, kind.text)
     else:
-        built = MessageEnded(kind.message_id)
+        built = _message_ended(kind.message_id)
     turn = line.turn_info
     turn_info: TurnInfo | None = None
     if turn is not None:
@@ -312,7 +408,7 @@ def _built(line: Any, turns: dict[tuple[str, str | None], TurnInfo]) -> Event | 
         turn_info = turns.get(key)
         if turn_info is None:
             turn_info = turns[key] = TurnInfo(turn.id, turn.parent_tool_id)
-    return Event(line.sequence, when, line.session_id, built, turn_info)
+    return _event(line.sequence, when, line.session_id, built, turn_info)
 
 
 _ZERO = timedelta(0)
@@ -321,6 +417,7 @@ _SECOND = timedelta(seconds=1)
 _TEXT_OF: dict[type, bool] = {TextDelta: True, ReasoningDelta: True, ToolOutputDelta: True, MessageEnded: False}
 _SEARCHED = (TextDelta, ReasoningDelta)
 _LONG_AGO = datetime(1, 1, 1, tzinfo=timezone.utc)
+_event = _event_maker()
 
 
 def _template(event: Event, cls: type, ident: Any) -> tuple[str, str] | None:
