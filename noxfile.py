@@ -55,7 +55,11 @@ def ray(session: nox.Session) -> None:
     _install_packages(session)
     session.install(*TEST_DEPS)
     session.run(
-        "pytest", str(ROOT / "packages/anyagent-ray/tests"), *session.posargs, env={"RAY_USAGE_STATS_ENABLED": "0"}
+        "pytest",
+        str(ROOT / "packages/anyagent-ray/tests"),
+        *session.posargs,
+        # a raylet on a busy 2-core machine took longer than Ray's default 60 s wait to start (seen at load 30)
+        env={"RAY_USAGE_STATS_ENABLED": "0", "RAY_raylet_start_wait_time_s": "120"},
     )
 
 
