@@ -53,7 +53,7 @@ from anyagent import AgentInstallation, Runtime, SessionOptions, TextDelta, Turn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _flood import alternate, installed, report, spread
+from _flood import alternate, expected_chars, installed, report, spread
 
 STREAM: dict[str, list[float]] = {}
 """Each contender's stream rate (prompt → turn end), beside the spawn → turn end rate."""
@@ -194,7 +194,7 @@ async def anyagent_flood(exe: Path, workdir: Path, n: int, name: str = "anyagent
                 elif isinstance(kind, TurnEnded):
                     break
             end = time.perf_counter()
-    expected = sum(len(f"w{k} ") for k in range(n))
+    expected = expected_chars(n)
     assert chars == expected, f"anyagent saw {chars} characters of {expected}"  # merged when it lags, never lost
     _stream_rate(name, n, end - start)
     return n / (end - spawned)
