@@ -284,7 +284,7 @@ def alternate(
     return rates, cpu_rates
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def expected_chars(n: int) -> int:
     """The characters of a flood of ``n`` deltas ``w{k} `` (what a contender checks it received);
     cached, and computed by ``alternate`` before any timing, so no contender's CPU time pays for

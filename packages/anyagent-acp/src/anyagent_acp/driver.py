@@ -198,18 +198,23 @@ class _Inbox:
         self._peer = peer
         self._early = collections.deque(early)
         self.drained = anyio.Event()
+        self._drained = False  # ``drained`` is set (asked without a call per message)
 
     async def receive(self) -> Message:
         if self._early:
             return self._early.popleft()
-        self.drained.set()  # the loop asks again only after it handled the last one
+        if not self._drained:
+            self._drained = True
+            self.drained.set()  # the loop asks again only after it handled the last one
         return await self._peer.receive()
 
     def receive_nowait(self) -> Message:
         """``receive`` without waiting: a message already read, else ``anyio.WouldBlock``."""
         if self._early:
             return self._early.popleft()
-        self.drained.set()
+        if not self._drained:
+            self._drained = True
+            self.drained.set()
         return self._peer.receive_nowait()
 
 

@@ -23,6 +23,7 @@ import httpx_sse
 from . import _log
 from ._codec import _cut, _short
 from ._codec import _decode as _fast_decode
+from ._frozen import _slot_setters
 from .errors import ProtocolFailed
 from .recording import WireRecorder
 from .types import JSON
@@ -59,6 +60,19 @@ class SseEvent:
     data: JSON
     text: str
     id: str | None = None
+
+
+_sse_event, _sse_data, _sse_text, _sse_id = _slot_setters(SseEvent, "event", "data", "text", "id")
+
+
+def _sse_event_init(self: SseEvent, event: str, data: JSON, text: str, id: str | None = None) -> None:
+    _sse_event(self, event)  # one per streamed event: see ``_values._slot_setters``
+    _sse_data(self, data)
+    _sse_text(self, text)
+    _sse_id(self, id)
+
+
+SseEvent.__init__ = _sse_event_init  # type: ignore[method-assign]
 
 
 def _parse(text: str) -> tuple[bool, JSON]:

@@ -60,7 +60,7 @@ import anyio
 import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ._frozen import _frozen_mapping, _shared_reprs, _tuple
+from ._frozen import _EMPTY, _frozen_mapping, _shared_reprs, _slot_setters, _tuple
 from .errors import UnsupportedFeature
 from .options import RollbackScope, SessionOptions
 from .types import (
@@ -206,6 +206,22 @@ class Content:
     kind: EventKind
     parent_tool_id: str | None = None
     extensions: Mapping[str, JSON] = attrs.field(default=None, converter=_frozen_mapping)
+
+
+_content_kind, _content_parent_tool_id, _content_extensions = _slot_setters(
+    Content, "kind", "parent_tool_id", "extensions"
+)
+
+
+def _content_init(
+    self: Content, kind: EventKind, parent_tool_id: str | None = None, extensions: Mapping[str, JSON] | None = None
+) -> None:  # see ``_values._slot_setters``: one per streamed delta
+    _content_kind(self, kind)
+    _content_parent_tool_id(self, parent_tool_id)
+    _content_extensions(self, _EMPTY if not extensions else _frozen_mapping(extensions))
+
+
+Content.__init__ = _content_init  # type: ignore[method-assign]
 
 
 @attrs.frozen(repr=False)

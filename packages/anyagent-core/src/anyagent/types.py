@@ -15,7 +15,7 @@ from typing import Any, Union
 
 import attrs
 
-from ._frozen import _EMPTY, _frozen_mapping, _shared_reprs, _tuple
+from ._frozen import _EMPTY, _frozen_mapping, _shared_reprs, _slot_setters, _tuple
 from .errors import InvalidRequest
 from .installation import AgentInstallation
 from .values import JSON, DiagnosticInfo, DiagnosticLevel, EnvVarLogin, LoginMethod, TerminalLogin
@@ -769,12 +769,34 @@ class TextDelta:
     text: str
 
 
+_text_message_id, _text_text = _slot_setters(TextDelta, "message_id", "text")
+
+
+def _text_delta_init(self: TextDelta, message_id: str, text: str) -> None:  # see ``_slot_setters``
+    _text_message_id(self, message_id)
+    _text_text(self, text)
+
+
+TextDelta.__init__ = _text_delta_init  # type: ignore[method-assign]
+
+
 @attrs.frozen(repr=False)
 class ReasoningDelta:
     """The agent's thinking; append to message ``message_id``."""
 
     message_id: str
     text: str
+
+
+_reasoning_message_id, _reasoning_text = _slot_setters(ReasoningDelta, "message_id", "text")
+
+
+def _reasoning_delta_init(self: ReasoningDelta, message_id: str, text: str) -> None:  # see ``_slot_setters``
+    _reasoning_message_id(self, message_id)
+    _reasoning_text(self, text)
+
+
+ReasoningDelta.__init__ = _reasoning_delta_init  # type: ignore[method-assign]
 
 
 @attrs.frozen(repr=False)
@@ -906,6 +928,31 @@ class Event:
     kind: EventKind
     turn_info: TurnInfo | None = None
     extensions: Mapping[str, JSON] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+
+
+_event_sequence, _event_occurred_at, _event_session_id, _event_kind, _event_turn_info, _event_extensions = (
+    _slot_setters(Event, "sequence", "occurred_at", "session_id", "kind", "turn_info", "extensions")
+)
+
+
+def _event_init(
+    self: Event,
+    sequence: int,
+    occurred_at: datetime,
+    session_id: str,
+    kind: EventKind,
+    turn_info: TurnInfo | None = None,
+    extensions: Mapping[str, JSON] | None = _EMPTY,
+) -> None:  # see ``_slot_setters``
+    _event_sequence(self, sequence)
+    _event_occurred_at(self, occurred_at)
+    _event_session_id(self, session_id)
+    _event_kind(self, kind)
+    _event_turn_info(self, turn_info)
+    _event_extensions(self, _EMPTY if not extensions else _frozen_mapping(extensions))
+
+
+Event.__init__ = _event_init  # type: ignore[method-assign]
 
 
 # ---------------------------------------------------------------------------------------------

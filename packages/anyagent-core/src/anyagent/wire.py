@@ -45,6 +45,7 @@ import attrs
 from . import _log
 from ._codec import _decode as _fast_decode
 from ._codec import _dumps, _loads, _short
+from ._frozen import _slot_setters
 from .errors import AgentError, InvalidRequest, ProcessExited, ProtocolFailed
 from .process import AgentProcess
 from .recording import WireRecorder
@@ -371,6 +372,17 @@ class Notification:
 
     method: str
     params: JSON = None
+
+
+_notification_method, _notification_params = _slot_setters(Notification, "method", "params")
+
+
+def _notification_init(self: Notification, method: str, params: JSON = None) -> None:  # one per message
+    _notification_method(self, method)
+    _notification_params(self, params)
+
+
+Notification.__init__ = _notification_init  # type: ignore[method-assign]
 
 
 @attrs.define(eq=False)
