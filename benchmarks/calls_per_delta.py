@@ -92,6 +92,9 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=0)
     args = parser.parse_args()
     n, half = args.n, args.n // 2
+    from _flood import expected_chars
+
+    expected_chars(n), expected_chars(half)  # the bench's own check, outside the count (as ``alternate`` does)
     with tempfile.TemporaryDirectory() as tmp:
         print(f"Python calls per delta ({args.backend}, cProfile; marginal = (calls@{n} - calls@{half}) / {n - half})")
         for wire in args.wires.split(","):

@@ -10,7 +10,7 @@ import math
 import anyio
 import attrs
 import pytest
-from coresupport import Reader, kinds, mock_session, recording_runtime, statuses
+from coresupport import Reader, _OneAdapter, kinds, mock_session, recording_runtime, statuses
 
 from anyagent import (
     AgentOrigin,
@@ -44,7 +44,7 @@ from anyagent import (
     TurnStarted,
     seam,
 )
-from anyagent.mock import Script, Step, completed, permission, text, tool
+from anyagent.mock import MockAdapter, Script, Step, completed, permission, text, tool
 
 pytestmark = pytest.mark.anyio
 
@@ -141,6 +141,63 @@ async def test_04_quiet_agent_gets_inferred_completion() -> None:
         events = await reader.turn()
         assert kinds(events)[-2:] == ["MessageEnded", "TurnEnded"]
         assert events[-1].kind == TurnEnded(Completed(CompletionSource.INFERRED))
+
+
+async def test_04_deltas_taken_in_place_still_keep_the_quiet_window_open() -> None:
+    """A text delta of the running turn skips the engine's channel (``DriverLink.send`` hands it to
+    the engine in the adapter's task), yet it is activity like any event: a trickle of deltas closer
+    together than the quiet window, lasting longer than it, stays one turn that ends a window after
+    the last delta (it ended mid-trickle when only the channel's events re-armed the window)."""
+    script = Script(ends_turns=False).turn(
+        [Step.emit(text("m1", "a")), Step.repeat(8, [Step.sleep(0.1), Step.emit(text("m1", "b"))])]
+    )
+    options = SessionOptions.in_dir(".").quiet_window(0.5)
+    async with mock_session(script, options) as (session, reader):
+        await session.prompt("hi")
+        events = await reader.turn()
+        assert events[-1].kind == TurnEnded(Completed(CompletionSource.INFERRED))
+        assert "".join(e.kind.text for e in events if isinstance(e.kind, TextDelta)) == "a" + "b" * 8
+        assert [type(e.kind.origin).__name__ for e in reader.seen if isinstance(e.kind, TurnStarted)] == [
+            "PromptOrigin"
+        ]
+
+
+class _RelinkedDriver(seam.Driver):
+    """Runs its driver over a ``DriverLink`` of its own on the engine's channel (``link._events``),
+    as the testkit's contract watch does."""
+
+    def __init__(self, inner: seam.Driver) -> None:
+        self.inner = inner
+        self.info = inner.info
+
+    async def run(self, link: seam.DriverLink) -> None:
+        await self.inner.run(seam.DriverLink(link.commands, link._events))
+
+
+class _RelinkingAdapter(MockAdapter):
+    async def connect(self, request: seam.ConnectRequest) -> seam.Driver:
+        return _RelinkedDriver(await super().connect(request))
+
+
+async def test_04_a_driver_on_a_link_of_its_own_over_the_engine_channel_gets_every_turn() -> None:
+    """Before: the engine counted what its own link sent to tell whether text may skip the channel,
+    the pump counted down everything it took, the count went below zero and the queued prompt
+    never started (the testkit's conformance checks wrap the link this way)."""
+    script = Script().turn([Step.emit(text("m1", "one")), Step.sleep(0.1), Step.end(completed())])
+    script = script.turn([Step.emit(text("m2", "two")), Step.emit(text("m2", "!")), Step.end(completed())])
+    async with Runtime(plugins=[], _builtins=[_OneAdapter(_RelinkingAdapter(script))]) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir("."))
+        reader = Reader(events)
+        async with session:
+            await session.prompt("first")
+            queued = await session.prompt("second")
+            assert queued.kind == Queued(0)
+            first = await reader.turn()
+            assert first[-1].kind == TurnEnded(Completed())
+            second = await reader.turn()
+            assert second[-1].kind == TurnEnded(Completed())
+            assert "".join(e.kind.text for e in second if isinstance(e.kind, TextDelta)) == "two!"
 
 
 async def test_05_answering_a_request_rearms_inferred_completion() -> None:

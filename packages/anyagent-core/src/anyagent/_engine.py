@@ -14,6 +14,7 @@ import threading
 from collections import deque
 from collections.abc import Mapping
 from datetime import datetime, timezone
+from typing import Any, Final, cast
 
 import anyio
 import attrs
@@ -158,6 +159,11 @@ class _PendingSteer:
     result: Delivery | AgentError | None = None
 
 
+_WAKE: Final = object()
+"""What the engine puts in its own driver channel after a text delta ``DriverLink.send`` handed it
+in place (``_Engine._fast_text``): the pump wakes, and its drain re-arms the deadlines."""
+
+
 def _is_turn_content(kind: EventKind) -> bool:
     if isinstance(kind, _TURN_CONTENT):
         return True
@@ -223,6 +229,10 @@ class _Engine:
         # channels
         self._commands_tx, self._commands_rx = seam.unbounded_commands()
         self._driver_tx, self._driver_rx = seam.event_channel(driver.info.event_buffer)
+        self._sent = seam._CountedEvents(self._driver_tx)
+        self._link = seam.DriverLink(self._commands_rx, cast(Any, self._sent))
+        self._link._direct = self._fast_text  # a text delta of the running turn skips the channel
+        self._wake_sent = False  # a ``_WAKE`` waits in the channel: the pump will re-arm the deadlines
         self._outbox = Outbox(EVENT_BUFFER, EVENT_BUFFER_BYTES)
         self._terminal_error: AgentError | None = None
         self._consumer_lost = False
@@ -252,7 +262,7 @@ class _Engine:
             self._finish()
 
     async def _run_driver(self) -> None:
-        link = seam.DriverLink(self._commands_rx, self._driver_tx)
+        link = self._link
         with anyio.CancelScope() as scope:
             self._driver_scope = scope
             try:
@@ -263,6 +273,7 @@ class _Engine:
 
     async def _pump(self) -> None:
         receive = self._driver_rx
+        sent = self._sent
         while True:
             try:
                 event = receive.receive_nowait()
@@ -275,6 +286,10 @@ class _Engine:
                     break
             except anyio.EndOfStream:
                 break
+            if event is _WAKE:
+                self._wake_sent = False  # deltas were taken in place: the drain below re-arms the deadlines
+                continue
+            sent.queued -= 1  # taken (and handled before the next wait: the adapter sees it done)
             if self._fast_text(event):
                 continue  # a text delta of the running turn changes no status
             self._on_driver_event(event)
@@ -296,7 +311,7 @@ class _Engine:
         # must be seen (and may open an agent turn) before the next queued prompt starts
         self._flush_activity()
         await anyio.lowlevel.checkpoint()
-        if self._promotion_pending and self._driver_rx.statistics().current_buffer_used == 0:
+        if self._promotion_pending and not self._sent.queued:
             self._promote()
             self._sync_status()
 
@@ -684,7 +699,16 @@ class _Engine:
             or self._promotion_pending
         ):
             return False
-        self._activity = True
+        if not self._activity:
+            self._activity = True
+            if not self._wake_sent:
+                # taken in the adapter's task (``DriverLink.send``) while the pump may sleep: wake it
+                # once, so the stall and quiet deadlines are re-armed for this activity, as for a batch
+                self._wake_sent = True
+                try:
+                    self._driver_tx.send_nowait(_WAKE)  # type: ignore[arg-type]  # the pump's own marker
+                except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    self._wake_sent = False
         turn.open_messages[kind.message_id] = None
         outbox = self._outbox
         size = len(kind.text) + 64

@@ -329,6 +329,8 @@ class DriverLink:
 
     ``send`` waits while the engine is behind by ``DriverInfo.event_buffer`` events (back-pressure
     on the wire reader, never lost events). ``send`` on a session that is gone returns silently.
+    A text delta of the running turn, with nothing sent before it still waiting, the engine takes
+    in place (in the sender's task, no channel hop); the order the adapter sent in always holds.
     """
 
     def __init__(
@@ -339,21 +341,29 @@ class DriverLink:
         self.commands = commands
         self._events = events
         self._unyielded = 0
+        # the engine that made this link takes a text delta of its running turn in place, in the
+        # sender's task (``_Engine._fast_text``: True when taken), while nothing sent before it
+        # still waits in the channel: then ``events`` is a ``_CountedEvents`` (which counts it)
+        self._direct: Callable[[DriverEvent], bool] | None = None
 
     async def send(self, event: DriverEvent) -> None:
         """Hand one ``DriverEvent`` to the engine (waits only while its buffer is full)."""
-        try:
-            self._events.send_nowait(event)
-        except anyio.WouldBlock:
-            self._unyielded = 0
+        direct = self._direct
+        if direct is not None and not self._events.queued and direct(event):  # type: ignore[attr-defined]
+            pass  # taken in place: no channel hop
+        else:
             try:
-                await self._events.send(event)
+                self._events.send_nowait(event)
+            except anyio.WouldBlock:
+                self._unyielded = 0
+                try:
+                    await self._events.send(event)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+                return
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
-            return
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await anyio.lowlevel.checkpoint()
-            return
+                await anyio.lowlevel.checkpoint()
+                return
         # a fast producer still yields now and then, so it stays cancellable and fair
         self._unyielded += 1
         if self._unyielded >= _YIELD_EVERY:
@@ -395,6 +405,33 @@ class DriverLink:
     async def exited(self, status: str, stderr: str = "") -> None:
         """Report that the agent process died."""
         await self.send(Exited(status, stderr))
+
+
+class _CountedEvents:
+    """The engine's end of its driver channel as its ``DriverLink`` holds it: counts what was
+    sent and not yet taken (``queued``; the engine's pump takes it down), whichever link sends —
+    a wrapper that builds its own ``DriverLink`` over ``link._events`` counts too."""
+
+    __slots__ = ("_stream", "queued")
+
+    def __init__(self, stream: MemoryObjectSendStream[DriverEvent]) -> None:
+        self._stream = stream
+        self.queued = 0
+
+    def send_nowait(self, event: DriverEvent) -> None:
+        self._stream.send_nowait(event)
+        self.queued += 1
+
+    async def send(self, event: DriverEvent) -> None:
+        self.queued += 1
+        try:
+            await self._stream.send(event)
+        except BaseException:
+            self.queued -= 1
+            raise
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
 
 
 @attrs.frozen(repr=False)
