@@ -151,7 +151,17 @@ class SseStream:
     def _hand_out(self) -> SseEvent:
         event, data, last_id = self._ready.popleft()
         event = event or "message"
-        parsed, value = _parse(data)
+        value: JSON = None
+        parsed = False
+        if _fast_decode is not None:  # ``_parse`` inlined for the flood: msgspec first
+            try:
+                value = _fast_decode(data)  # type: ignore[arg-type]  # msgspec takes str too
+            except ValueError:
+                pass
+            else:
+                parsed = True
+        if not parsed:
+            parsed, value = _parse(data)
         if self._recorder is not None:
             shape: dict[str, JSON] = {"kind": "sse", "stream": self._id, "event": event, "id": last_id or None}
             shape.update({"data": value} if parsed else {"text": data})

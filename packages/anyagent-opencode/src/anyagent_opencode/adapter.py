@@ -432,7 +432,7 @@ class OpencodeDriver(seam.Driver):
                 return  # after a resync this part's text comes from its snapshots only
             fast = self.translator.fast_delta(frame)
             if fast is not None:
-                await self.loop.link.send(fast)  # frames are read only while the loop runs
+                await self.loop.send(fast)  # the link's own send: frames are read only while the loop runs
                 return
         elif isinstance(frame, _Resync):
             await self._resync()
@@ -827,7 +827,11 @@ class EventSource:
         reopen the stream or end."""
         if self._stream is None:
             raise anyio.WouldBlock
-        return self._frame(self._stream.receive_nowait())
+        event = self._stream.receive_nowait()
+        if self._failures or not self._heartbeats:
+            return self._frame(event)
+        data = event.data  # ``_frame`` once settled, inlined: the flood's path
+        return data if data is not None else event.text
 
     def _frame(self, event: SseEvent) -> object:
         if (self._failures or not self._heartbeats) and event.data is not None:  # off the hot path once settled
