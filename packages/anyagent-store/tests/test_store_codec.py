@@ -332,3 +332,32 @@ def test_the_slot_builders_are_used_and_build_what_init_builds() -> None:
         assert stored == StoredEvent(9, "raw", reference) and repr(stored) == repr(StoredEvent(9, "raw", reference))
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         _codec._text_delta("m", "x").text = "y"  # type: ignore[misc]
+
+
+def test_a_page_is_decoded_with_the_collector_paused_and_its_state_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    from anyagent_store import _store
+
+    seen: list[bool] = []
+    real = _store.decode_chunk
+
+    def spying(first: int, body: str) -> list[StoredEvent]:
+        seen.append(gc.isenabled())
+        return real(first, body)
+
+    monkeypatch.setattr(_store, "decode_chunk", spying)
+    rows = [(1, _BULK), (2, _BULK)]
+    assert gc.isenabled()
+    try:
+        assert [s.position for s in _store._decode_all(rows, 0, None)] == [1, 2]
+        assert seen == [False, False] and gc.isenabled()
+        with _store._collector_paused():  # nested pauses: the collector comes back after the outer one
+            _store._decode_all(rows, 0, None)
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        gc.disable()  # an app that turned the collector off keeps it off
+        _store._decode_all(rows, 0, None)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -123,7 +123,7 @@ _FAST: dict[str, Callable[[dict[str, Any]], EventKind | None]] = {
 _EVENT_KEYS = frozenset(("sequence", "occurred_at", "session_id", "kind", "turn_info", "extensions"))
 
 
-class _KindLine(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
+class _KindLine(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, gc=False):
     """A bulk kind as stored: exactly its fields (an unknown or missing one refuses the line)."""
 
 
@@ -146,16 +146,16 @@ class _EndedLine(_KindLine, tag="MessageEnded"):
     message_id: str
 
 
-class _TurnLine(msgspec.Struct, forbid_unknown_fields=True):
+class _TurnLine(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     id: str
     parent_tool_id: str | None
 
 
-class _NoExtensions(msgspec.Struct, forbid_unknown_fields=True):
+class _NoExtensions(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """``{}`` and nothing else."""
 
 
-class _Line(msgspec.Struct, forbid_unknown_fields=True):
+class _Line(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A stored line of a bulk kind: the six fields ``serialize`` writes, each of the type it writes."""
 
     sequence: int

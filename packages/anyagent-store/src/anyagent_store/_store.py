@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import queue
 import threading
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
@@ -576,8 +577,35 @@ class Store:
         raise StoreError(f"unknown export format {format!r} (jsonl or md)")
 
 
+_gc_lock = threading.Lock()
+_gc_pauses = 0  # decodes running with the collector paused
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a page of events is decoded (at most 20 000 events,
+    a few tenths of a second): the values built make no cycles, and the collector's passes over the
+    young values, about 40 % of the decoding time, find nothing. Nested and concurrent decodes share one
+    pause; a collector the app turned off stays off."""
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
+
+
 def _decode_all(rows: Sequence[tuple[int, str]], after: int, upto: int | None) -> list[StoredEvent]:
-    decoded = [stored for first, body in rows for stored in decode_chunk(first, body)]
+    with _collector_paused():
+        decoded = [stored for first, body in rows for stored in decode_chunk(first, body)]
     return [s for s in decoded if s.position > after and (upto is None or s.position <= upto)]
 
 
