@@ -23,7 +23,7 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from http.cookies import SimpleCookie
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 import anyio
@@ -43,6 +43,9 @@ from anyagent import (
 from . import wire
 from .hub import Hub
 from .websocket import Receive, Scope, Send, SidecarApp, announce, host_asgi
+
+if TYPE_CHECKING:
+    from anyagent_store import Recording
 
 __all__ = ["COOKIE", "StoreTee", "UiApp", "serve_ui"]
 
@@ -314,15 +317,7 @@ class UiApp:
             # no resume token: the store refuses (UnsupportedFeature) before starting anything
             agent = await self.hub.installation(thread.agent_id) if thread.resume_token else None
             recording = await self.store.reopen(self.hub.runtime, thread, agent=agent, history=False)
-            session = recording.session
-            try:
-                self.hub.adopt(session, self.tee.reopened(recording))
-            except BaseException:
-                self.tee.forget(session.id)
-                with anyio.CancelScope(shield=True):
-                    await session.close()
-                raise
-            return str(session.id)
+            return await self._serve(recording)
 
     async def handoff_thread(self, key: str, agent_id: str) -> tuple[str, str]:
         """Continue stored thread ``key`` on agent ``agent_id`` through ``Store.handoff``: a new thread
@@ -332,6 +327,11 @@ class UiApp:
         thread = await self.store.thread(key)
         agent = await self.hub.installation(agent_id)
         recording = await self.store.handoff(self.hub.runtime, thread, agent)
+        return await self._serve(recording), str(recording.thread.id)
+
+    async def _serve(self, recording: Recording) -> str:
+        """Serve ``recording``'s session on the hub, its events recorded on through the tee; a session
+        the hub cannot take is closed (shielded) and forgotten. Returns the session id."""
         session = recording.session
         try:
             self.hub.adopt(session, self.tee.reopened(recording))
@@ -340,7 +340,7 @@ class UiApp:
             with anyio.CancelScope(shield=True):
                 await session.close()
             raise
-        return str(session.id), str(recording.thread.id)
+        return str(session.id)
 
 
 _CSP = b"default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
