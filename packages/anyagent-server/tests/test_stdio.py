@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sys
+from pathlib import Path
 
 import anyio
 import pytest
@@ -251,6 +252,15 @@ async def test_stdout_that_stops_accepting_writes_ends_serve_with_that_error() -
 async def test_mock_script_errors_are_reported() -> None:
     argv = serve_argv("--mock", "/no/such/script.json")
     result = await anyio.run_process(argv, check=False)
+    assert result.returncode == 2 and b"cannot read mock script" in result.stderr
+
+
+async def test_ui_reports_a_mock_script_it_cannot_read(tmp_path: Path) -> None:
+    argv = serve_argv("--mock", "/no/such/script.json")
+    argv[argv.index("serve")] = "ui"
+    argv += ["--no-browser", "--store", str(tmp_path / "threads.db")]
+    with anyio.fail_after(60):
+        result = await anyio.run_process(argv, check=False)
     assert result.returncode == 2 and b"cannot read mock script" in result.stderr
 
 

@@ -41,6 +41,17 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replay", type=int, default=None, metavar="N", help="output lines kept per session (4096)")
 
 
+def _mock_script(path: str) -> anyagent.mock.Script | None:
+    """The anyagent-rs mock script at ``path`` (``--mock``), or None after printing why it cannot be read."""
+    from . import mockscript
+
+    try:
+        return mockscript.load(path)
+    except anyagent.AgentError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return None
+
+
 async def _run(context: anyagent.CommandContext) -> int:
     args = context.args
     if args.schema:
@@ -48,15 +59,12 @@ async def _run(context: anyagent.CommandContext) -> int:
 
         sys.stdout.write(schema_text())
         return 0
-    from . import mockscript
     from .hub import DEFAULT_REPLAY
 
     replay = args.replay or DEFAULT_REPLAY
     if args.serve_mock:
-        try:
-            script = mockscript.load(args.serve_mock)
-        except anyagent.AgentError as exc:
-            print(f"error: {exc.message}", file=sys.stderr)
+        script = _mock_script(args.serve_mock)
+        if script is None:
             return 2
         async with anyagent.Runtime.with_mock(script) as runtime:
             return await _serve(runtime, args, replay)
@@ -99,7 +107,6 @@ def _ui_arguments(parser: argparse.ArgumentParser) -> None:
 async def _run_ui(context: anyagent.CommandContext) -> int:
     from anyagent_store import Store, StoreError
 
-    from . import mockscript
     from ._ui import serve_ui
 
     args = context.args
@@ -111,10 +118,8 @@ async def _run_ui(context: anyagent.CommandContext) -> int:
         return 2
     try:
         if args.ui_mock:
-            try:
-                script = mockscript.load(args.ui_mock)
-            except anyagent.AgentError as exc:
-                print(f"error: {exc.message}", file=sys.stderr)
+            script = _mock_script(args.ui_mock)
+            if script is None:
                 return 2
             async with anyagent.Runtime.with_mock(script) as runtime:
                 return await serve_ui(runtime, store, port=args.port, open_browser=not args.no_browser)
