@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import start
 from playwright.sync_api import expect
 from test_ui_mock import new_thread, send
@@ -323,7 +324,10 @@ def test_the_renderer_on_hostile_input_in_the_browser(page: Any, store: Path) ->
         assert ui.stop() == 0
 
 
-def test_a_steered_prompt_shows_inside_the_running_turn(page: Any, store: Path, workdir: Path) -> None:
+@pytest.mark.parametrize("reload", [False, True], ids=["live", "after-a-reload"])
+def test_a_steered_prompt_shows_inside_the_running_turn(page: Any, store: Path, workdir: Path, reload: bool) -> None:
+    """After a reload the turn comes back from the sidecar's replay, which holds no prompt: the page
+    places the steered one after the event it followed (before: it was missing)."""
     ui = start(store, "steer.json")
     try:
         page.goto(ui.url)
@@ -332,9 +336,12 @@ def test_a_steered_prompt_shows_inside_the_running_turn(page: Any, store: Path, 
         expect(page.locator(".message.agent").first).to_have_text("working on it")
         send(page, "use release mode")
         expect(page.locator("#delivery")).to_have_text("Steered into the running turn")
+        if reload:
+            page.reload()
         expect(page.locator("#chat-status")).to_have_text("Idle")
         turn = page.locator("section.turn")
         expect(turn).to_have_count(1)
+        expect(turn.locator(".message")).to_have_count(4)
         order = turn.evaluate("t => [...t.children].map(c => `${c.className}: ${c.textContent}`)")
         assert order == [
             "message user: build it",

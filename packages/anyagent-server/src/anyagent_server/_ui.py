@@ -36,6 +36,7 @@ from anyagent import (
     Runtime,
     Session,
     SessionOptions,
+    Steered,
     UnsupportedFeature,
     UserMessage,
 )
@@ -65,6 +66,7 @@ class StoreTee:
         self.threads: dict[str, str] = {}  # session id -> thread id
         self.starts: dict[str, int] = {}  # session id -> events its thread held before it (the page reads those)
         self.early: dict[str, list[tuple[str, Delivery]]] = {}  # prompts delivered before the thread existed
+        self.steered: dict[str, set[str]] = {}  # session id -> ids of its prompts that joined a running turn
 
     @contextlib.asynccontextmanager
     async def record(self, session: Session, events: Events, options: SessionOptions) -> AsyncIterator[Any]:
@@ -104,9 +106,12 @@ class StoreTee:
         self.recordings.pop(session, None)
         self.threads.pop(session, None)
         self.starts.pop(session, None)
+        self.steered.pop(session, None)
 
     def prompted(self, session: Session, text: str, delivery: Delivery) -> None:
         """Store the prompt (it titles a new thread)."""
+        if isinstance(delivery.kind, Steered):
+            self.steered.setdefault(session.id, set()).add(str(delivery.prompt_id))
         recording = self.recordings.get(session.id)
         if recording is not None:
             recording.note_prompt(text, delivery)
@@ -258,15 +263,27 @@ class UiApp:
             answer: dict[str, Any] = {"thread": _thread_json(thread, live), "events": events}
             if session is None:
                 answer["resume"] = await self._resumable(thread)
-            else:  # the session's events do not hold the page's prompts: their text by prompt id
+            else:  # the session's events do not hold the page's prompts: their text by prompt id, and
+                # for a prompt steered into a running turn (no TurnStarted names it) the sequence of the
+                # session's event it followed, where the page shows it
                 from anyagent_store import PROMPT_EXTENSION as PROMPT_MARK
 
                 prompts: dict[str, str] = {}
-                answer["prompts"] = prompts
+                steers: dict[str, int] = {}
+                answer["prompts"], answer["steers"] = prompts, steers
+                steered = self.tee.steered.get(session, set())
+                last = 0
                 async for stored in self.store.events(thread, after=upto or 0):
                     event = stored.event
-                    if event is not None and isinstance(event.kind, UserMessage) and PROMPT_MARK in event.extensions:
-                        prompts[str(event.extensions[PROMPT_MARK])] = event.kind.text
+                    if event is None:
+                        continue
+                    if isinstance(event.kind, UserMessage) and PROMPT_MARK in event.extensions:
+                        prompt_id = str(event.extensions[PROMPT_MARK])
+                        prompts[prompt_id] = event.kind.text
+                        if prompt_id in steered:
+                            steers[prompt_id] = last
+                    else:
+                        last = event.sequence
             await _json(send, answer)
             return
         await _respond(send, 404, b"not found\n")

@@ -307,6 +307,22 @@ function onEvent(event) {
   if (event.sequence <= view.lastSeq) return; // never twice
   view.lastSeq = event.sequence;
   apply(event, tag, body);
+  if (view.steers) placeSteers(event.sequence);
+}
+
+// A prompt steered into a running turn before this page was loaded (a reload): its bubble right
+// after the event it followed, inside the turn that was running.
+function placeSteers(sequence) {
+  for (const [id, after] of Object.entries(view.steers)) {
+    if (after > sequence) continue;
+    delete view.steers[id];
+    const text = view.prompts ? view.prompts[id] : undefined;
+    if (typeof text !== "string") continue;
+    delete view.prompts[id];
+    const turns = [...view.turns.values()].reverse();
+    const turn = turns.find((t) => !t.ended) || turns[0]; // (the turn may have ended as it joined)
+    userMessage(text, turn ? turn.node : $("transcript")).dataset.prompt = id;
+  }
 }
 
 function apply(event, tag, body) {
@@ -520,6 +536,7 @@ async function openThread(t) {
   view.messages = new Map(); view.reasoning = new Map(); view.tools = new Map(); view.turns = new Map();
   if (data.thread.session) {
     view.prompts = data.prompts || {}; // sent before this page: shown at their turn's start
+    view.steers = data.steers || {}; // ...or, steered into a running turn, after the event they followed
     await attach(data.thread.session, t.id, true);
     return;
   }
