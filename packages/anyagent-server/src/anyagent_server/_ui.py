@@ -272,6 +272,10 @@ class UiApp:
                 steers: dict[str, int] = {}
                 answer["prompts"], answer["steers"] = prompts, steers
                 steered = self.tee.steered.get(session, set())
+                recording = self.tee.recordings.get(session)
+                if recording is not None:  # the prompts noted so far reach the store first (it writes in batches)
+                    with contextlib.suppress(AgentError):  # a failed recording (StoreFull, ...) shows what it holds
+                        await recording.flush()
                 last = 0
                 async for stored in self.store.events(thread, after=upto or 0):
                     event = stored.event
