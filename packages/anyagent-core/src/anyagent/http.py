@@ -66,7 +66,7 @@ _sse_event, _sse_data, _sse_text, _sse_id = _slot_setters(SseEvent, "event", "da
 
 
 def _sse_event_init(self: SseEvent, event: str, data: JSON, text: str, id: str | None = None) -> None:
-    _sse_event(self, event)  # one per streamed event: see ``_values._slot_setters``
+    _sse_event(self, event)  # one per streamed event: see ``_frozen._slot_setters``
     _sse_data(self, data)
     _sse_text(self, text)
     _sse_id(self, id)

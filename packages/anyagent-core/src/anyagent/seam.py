@@ -215,7 +215,7 @@ _content_kind, _content_parent_tool_id, _content_extensions = _slot_setters(
 
 def _content_init(
     self: Content, kind: EventKind, parent_tool_id: str | None = None, extensions: Mapping[str, JSON] | None = None
-) -> None:  # see ``_values._slot_setters``: one per streamed delta
+) -> None:  # see ``_frozen._slot_setters``: one per streamed delta
     _content_kind(self, kind)
     _content_parent_tool_id(self, parent_tool_id)
     _content_extensions(self, _EMPTY if not extensions else _frozen_mapping(extensions))
