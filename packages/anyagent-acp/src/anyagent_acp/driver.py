@@ -148,6 +148,7 @@ class _Prompt:
     retried: bool = False
     said: str = ""  # the start of its agent text, kept only for the ``wedged_reply`` quirk
     accepted: bool = False  # v2: the agent answered it (acceptance; the turn ends in a state_update)
+    echo: translate.PromptEcho | None = None  # v1: its echo, watched for in the user chunks
 
 
 @attrs.define
@@ -384,6 +385,12 @@ class AcpDriver(seam.Driver):
             await self._report(f"unknown session update {kind or '(none)'}", DiagnosticCode.UNKNOWN_FRAME)
             return
         prompt = self._prompt
+        if kind == "user_message_chunk" and prompt is not None and prompt.echo is not None:
+            echoed, held = prompt.echo.offer(update.get("content"))
+            if echoed:
+                return  # our own prompt sent back (hermes): never a UserMessage, nor the turn's content
+            if held:  # it only started like our prompt: what was held back comes first
+                await self._chunk({**update, "content": {"type": "text", "text": held}}, UserMessage)
         if prompt is not None and kind in _CONTENT_UPDATES:
             prompt.saw_content = True
         elif self._agent_work is False and kind in _CONTENT_UPDATES:
@@ -479,9 +486,9 @@ class AcpDriver(seam.Driver):
     async def _chunk(
         self, update: dict[str, Any], make: type[TextDelta] | type[ReasoningDelta] | type[UserMessage]
     ) -> None:
-        text = j.text(j.obj(update.get("content")).get("text"))
+        text = translate.block_text(update.get("content"))
         if text is None:
-            await self._report("non-text content in a message", DiagnosticCode.BAD_FRAME)
+            await self._dropped([update.get("content")], make)
             return
         if not text:
             return  # claude's bridge opens each message with an empty chunk
@@ -520,6 +527,10 @@ class AcpDriver(seam.Driver):
             return
         if "content" not in update:
             return  # an upsert of other fields: the text is unchanged
+        dropped = translate.dropped_blocks(update.get("content"))
+        new = self._messages.dropped(kind, message_id, len(dropped))
+        if new:  # each block once, though every upsert repeats the whole message
+            await self._dropped(dropped[-new:], make)
         edit = self._messages.upsert(kind, message_id, translate.message_text(update.get("content")))
         if edit is None:
             return
@@ -539,6 +550,14 @@ class AcpDriver(seam.Driver):
         self._parts = self._messages.chunk(kind, message_id)[1]
         self._turn_chars += len(edit.text)
         await self._content(make(edit.message_id, edit.text), extensions)
+
+    async def _dropped(self, blocks: list[Any], make: type) -> None:
+        """Report message content no anyagent event carries, saying exactly what it was."""
+        where = _WHERE[make]
+        for block in blocks:
+            what = translate.dropped_description(block)
+            message = f"{what} in {where} was dropped: anyagent's message events carry only text"
+            await self._report(message, DiagnosticCode.BAD_FRAME, DiagnosticLevel.WARNING)
 
     def _our_prompt(self, message_id: str | None) -> bool:
         """v2: whether a user message acknowledges our own prompt (the first user message after
@@ -783,6 +802,8 @@ class AcpDriver(seam.Driver):
         self._agent_work = None  # our prompt's turn follows the agent's own work
         if self._v2:
             self._acks_due = 1  # v2: the agent acknowledges it with a user_message first
+        else:
+            prompt.echo = translate.PromptEcho(blocks)  # v1: some agents echo it (hermes)
         self._turn_chars = sum(len(j.text(block.get("text"), "")) for block in blocks)
         await self._send_request(prompt, _PROMPT, params)
         if prompt.rpc_id is None:
@@ -855,6 +876,7 @@ class AcpDriver(seam.Driver):
             and not prompt.retried
         ):
             prompt.retried = True
+            prompt.echo = translate.PromptEcho(prompt.params["prompt"])  # sent again: echoed again
             await self._send_request(prompt, _PROMPT, prompt.params)
             if prompt.rpc_id is not None:
                 return
@@ -1080,6 +1102,11 @@ _V2_KINDS: dict[str, type[TextDelta] | type[ReasoningDelta] | type[UserMessage]]
     "user_message": UserMessage,
 }
 _V2_MESSAGES: dict[type, str] = {make: kind for kind, make in _V2_KINDS.items()}
+_WHERE: dict[type, str] = {
+    TextDelta: "an agent message",
+    ReasoningDelta: "an agent thought",
+    UserMessage: "a user message",
+}
 _Handler = Callable[[AcpDriver, dict[str, Any]], Awaitable[None]]
 _RequestHandler = Callable[[AcpDriver, IncomingRequest, dict[str, Any]], Awaitable[None]]
 

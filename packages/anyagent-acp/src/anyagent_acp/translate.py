@@ -227,8 +227,122 @@ def update_from_v2(update: dict[str, Any]) -> dict[str, Any]:
 
 
 def message_text(content: Any) -> str:
-    """The text of a v2 whole message's ``content`` array (null or ``[]``: cleared, "")."""
-    return "".join(j.text(c.get("text"), "") for c in _content_list(content) if c.get("type") == "text")
+    """The text of a v2 whole message's ``content`` array (null or ``[]``: cleared, ""): its text
+    blocks and its resource links (``block_text``), in order; blocks with no text are left out
+    (``dropped_blocks`` says which)."""
+    return "".join(block_text(c) or "" for c in _content_list(content))
+
+
+def dropped_blocks(content: Any) -> list[dict[str, Any]]:
+    """The blocks of a v2 whole message's ``content`` array that no event carries (images, audio,
+    embedded resources, unknown types), in order."""
+    return [c for c in _content_list(content) if block_text(c) is None]
+
+
+_LINK_LABEL = re.compile(r"([\\\[\]])")
+
+
+def block_text(block: Any) -> str | None:
+    """The text a message's content block shows, or None for a block no event carries.
+
+    A text block is its text (ACP message text is Markdown). A ``resource_link`` is a Markdown
+    link, ``[title](uri)`` (its ``title``, else its ``name``, else the uri as the label; a uri
+    holding spaces, parentheses or angle brackets in ``<...>``): ACP defines no event of its own
+    for a link, and anyagent's message events carry Markdown text. Images, audio, embedded
+    resources and unknown block types have no anyagent event: None (``dropped_description``)."""
+    if not isinstance(block, dict):
+        return None
+    text = block.get("text")
+    if isinstance(text, str):  # a text block (whatever else a block with text says it is)
+        return text
+    if block.get("type") != "resource_link":
+        return None
+    uri = j.text(block.get("uri"))
+    if not uri:
+        return None
+    label = j.text(block.get("title")) or j.text(block.get("name")) or uri
+    label = _LINK_LABEL.sub(r"\\\1", " ".join(label.split()))
+    if any(c in uri for c in " ()<>\t\n"):
+        uri = "<" + uri.replace("<", "%3C").replace(">", "%3E").replace("\n", "%0A") + ">"
+    return f"[{label}]({uri})"
+
+
+_BLOCK_NAMES = {"image": "an image", "audio": "audio", "resource": "an embedded resource"}
+
+
+def dropped_description(block: Any) -> str:
+    """What a content block ``block_text`` gives no text for is, for the diagnostic that reports
+    it dropped: its kind, MIME type, size and uri where it has them (``an image (image/png, 68
+    bytes, file:///w/shot.png)``)."""
+    item = j.obj(block)
+    kind = j.text(item.get("type"))
+    resource = j.obj(item.get("resource")) if kind == "resource" else item
+    details: list[str] = []
+    mime = j.text(resource.get("mimeType"))
+    if mime:
+        details.append(mime)
+    data = resource.get("data") if kind != "resource" else resource.get("blob")
+    if isinstance(data, str):
+        details.append(f"{len(data.rstrip('=')) * 3 // 4} bytes")
+    elif isinstance(resource.get("text"), str):
+        details.append(f"{len(resource['text'])} characters of text")
+    uri = j.text(resource.get("uri"))
+    if uri:
+        details.append(uri if len(uri) <= 200 else uri[:200] + "…")
+    if kind in _BLOCK_NAMES:
+        name = _BLOCK_NAMES[kind]
+    elif kind == "resource_link":
+        name = "a resource link without a uri"
+    elif kind == "text":
+        name = "a text block without text"
+    else:
+        name = f"a content block of type {kind[:60]!r}" if kind else "a content block without a type"
+    return f"{name} ({', '.join(details)})" if details else name
+
+
+def _fingerprint(block: Mapping[str, Any]) -> tuple[Any, ...]:
+    resource = j.obj(block.get("resource"))
+    return (block.get("type"), block.get("data"), resource.get("uri") or block.get("uri"))
+
+
+class PromptEcho:
+    """v1: the echo of the prompt we just sent, recognised by its content.
+
+    ACP v1 names no message ids, and some agents (hermes) send our own prompt back as a
+    ``user_message_chunk`` in the turn it starts. A ``PromptEcho`` holds the prompt's blocks: a
+    user chunk whose text continues the prompt's text (``offer``), or a non-text block equal to one
+    of the prompt's (same type and data or uri), is the echo and is swallowed. The first user chunk
+    that does not fit ends the watch for good; if the echo was only partly seen, the text it
+    swallowed is handed back to be shown before that chunk, so a user message that merely starts
+    like our prompt loses nothing. One echo per prompt, never more than the prompt holds.
+    """
+
+    def __init__(self, blocks: Iterable[Any]) -> None:
+        items = [b for b in blocks if isinstance(b, dict)]
+        self._left = "".join(j.text(b.get("text"), "") for b in items if b.get("type") == "text")
+        self._others = [_fingerprint(b) for b in items if b.get("type") != "text"]
+        self._held: list[str] = []
+        self.watching = True
+
+    def offer(self, block: Any) -> tuple[bool, str]:
+        """Whether ``block`` (a user chunk's content) is the echo, and the swallowed text to show
+        before it when it is not (the start of a user message that only looked like the echo)."""
+        if not self.watching:
+            return False, ""
+        item = j.obj(block)
+        text = item.get("text")
+        if isinstance(text, str):
+            if self._left.startswith(text):
+                self._left = self._left[len(text) :]
+                self._held.append(text)
+                return True, ""
+        elif (print_ := _fingerprint(item)) in self._others:
+            self._others.remove(print_)
+            return True, ""
+        self.watching = False
+        held = "".join(self._held) if self._left.strip() else ""  # a partial echo was no echo
+        self._held.clear()
+        return False, held
 
 
 REPLACES = "acp/replaces"
@@ -244,6 +358,7 @@ class _Said:
     parts: list[str]  # the text those events carry, as it came
     ours: bool = False  # our own prompt acknowledged (never shown)
     rewrites: int = 0
+    dropped: int = 0  # its content blocks no event carries, already reported
 
 
 @attrs.frozen
@@ -293,6 +408,14 @@ class MessageBook:
     def ours(self, kind: str, wire_id: str) -> bool:
         said = self._said.get((kind, wire_id))
         return said is not None and said.ours
+
+    def dropped(self, kind: str, wire_id: str, count: int) -> int:
+        """How many of the ``count`` blocks no event carries in an upsert of ``wire_id`` were not
+        reported yet (the last ones: an upsert repeats the whole message)."""
+        said = self._entry(kind, wire_id)
+        new = max(0, count - said.dropped)
+        said.dropped = max(count, said.dropped)
+        return new
 
     def chunk(self, kind: str, wire_id: str) -> tuple[str, list[str]]:
         """Where a chunk of ``wire_id`` goes: its current message id and the text list it

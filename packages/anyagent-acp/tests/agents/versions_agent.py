@@ -19,7 +19,11 @@ description, then cancels that tool; ``nulls`` patches a tool with nulls (cleare
 content array (replacing); ``background`` answers, then starts work of its own (``running``, a
 message, ``idle``); ``batch`` writes its turn as one JSON-RPC batch line; ``cmdterm`` asks a permission
 for a command whose output goes to a display terminal, then streams it; anything else answers
-"Hello v<version>" with a tool and a plan.
+"Hello v<version>" with a tool and a plan. ``media`` sends messages holding resource links, an
+image, audio and an embedded resource (v1 and v2). v1 only: ``echo`` sends our prompt back as user
+message chunks (its text split in two, its other blocks between), then says it again after the
+answer's text; ``near`` sends a user message that starts like our prompt and goes on otherwise;
+``replay`` answers, then sends a user message with the prompt's text and a message of its own.
 """
 
 from __future__ import annotations
@@ -78,13 +82,72 @@ def initialize(rid: Any, params: dict[str, Any]) -> None:
         result = {
             "protocolVersion": 1,
             "agentInfo": {"name": "versions-agent", "version": "1.0.0"},
-            "agentCapabilities": {"loadSession": False, "promptCapabilities": {"image": False}},
+            "agentCapabilities": {"loadSession": False, "promptCapabilities": {"image": True}},
             "authMethods": [],
         }
     send({"jsonrpc": "2.0", "id": rid, "result": result})
 
 
-def turn_v1(rid: Any, text: str) -> None:
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+"""A 1x1 PNG, 70 bytes, base64."""
+LINK = {"type": "resource_link", "uri": "file:///w/notes.md", "name": "notes.md"}
+TITLED = {"type": "resource_link", "uri": "file:///w/my docs/a (1).md", "name": "a.md", "title": "The [draft]"}
+IMAGE = {"type": "image", "mimeType": "image/png", "data": PNG}
+AUDIO = {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="}
+EMBEDDED = {"type": "resource", "resource": {"uri": "file:///w/a.txt", "mimeType": "text/plain", "text": "hello"}}
+
+
+def block(kind: str, content: dict[str, Any], message_id: str) -> None:
+    body: dict[str, Any] = {"sessionUpdate": kind, "content": content}
+    if state["version"] == 2:
+        body["messageId"] = message_id
+    update(body)
+
+
+def media() -> None:
+    """Messages holding non-text blocks: an agent message with text, two resource links, an
+    image; a thought with audio; a user message with an embedded resource; in v2 also a whole
+    agent message holding a link and an image, upserted three times (repeated, then extended)."""
+    block("agent_message_chunk", {"type": "text", "text": "See "}, "a1")
+    block("agent_message_chunk", LINK, "a1")
+    block("agent_message_chunk", {"type": "text", "text": " and "}, "a1")
+    block("agent_message_chunk", TITLED, "a1")
+    block("agent_message_chunk", IMAGE, "a1")
+    block("agent_message_chunk", {"type": "text", "text": "."}, "a1")
+    block("agent_thought_chunk", AUDIO, "r1")
+    block("user_message_chunk", EMBEDDED, "u9")
+    if state["version"] == 2:
+        whole_blocks = [{"type": "text", "text": "Read "}, LINK, IMAGE]
+        for extra in ([], [], [{"type": "text", "text": "!"}]):
+            update({"sessionUpdate": "agent_message", "messageId": "a2", "content": whole_blocks + extra})
+
+
+def turn_v1(rid: Any, text: str, prompt: list[Any]) -> None:
+    if text.startswith("media"):
+        media()
+        send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+        return
+    if text.startswith("echo"):  # our prompt back, in two chunks, as hermes sends it (in one)
+        block("user_message_chunk", {"type": "text", "text": text[:6]}, "u1")
+        for item in prompt:
+            if item.get("type") != "text":
+                block("user_message_chunk", item, "u1")
+        block("user_message_chunk", {"type": "text", "text": text[6:]}, "u1")
+        chunk("Hello v1", "m1")
+        block("user_message_chunk", {"type": "text", "text": text}, "u2")  # said again: no echo now
+        send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+        return
+    if text.startswith("near"):  # a user message that starts like our prompt, then is another
+        block("user_message_chunk", {"type": "text", "text": "near"}, "u1")
+        block("user_message_chunk", {"type": "text", "text": "ly there"}, "u1")
+        chunk("Hello v1", "m1")
+        send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+        return
+    if text.startswith("replay"):  # after the turn: a user message saying an earlier prompt
+        send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+        block("user_message_chunk", {"type": "text", "text": text}, "u1")
+        chunk("replayed", "m1")
+        return
     chunk("Hello v1", "m1")
     update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read a", "kind": "read", "status": "pending"})
     update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
@@ -96,6 +159,10 @@ def turn_v2(rid: Any, text: str, prompt: list[Any]) -> None:
     send({"jsonrpc": "2.0", "id": rid, "result": {}})  # acceptance only
     update({"sessionUpdate": "user_message", "messageId": "u1", "content": prompt})
     update({"sessionUpdate": "state_update", "state": "running"})
+    if text.startswith("media"):
+        media()
+        update({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+        return
     if text.startswith("perm"):
         state["next"] += 1
         params = {
@@ -359,7 +426,7 @@ def main() -> None:
         elif method == "session/prompt":
             prompt = params.get("prompt") or []
             text = " ".join(b.get("text", "") for b in prompt if b.get("type") == "text")
-            (turn_v2 if state["version"] == 2 else turn_v1)(rid, text, *([prompt] if state["version"] == 2 else []))
+            (turn_v2 if state["version"] == 2 else turn_v1)(rid, text, prompt)
         elif method == "session/cancel":
             if state["waiting"]:
                 state["waiting"] = None
