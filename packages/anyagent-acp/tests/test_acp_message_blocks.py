@@ -91,6 +91,23 @@ def test_block_text_and_descriptions() -> None:
     assert translate.dropped_description(blob) == "an embedded resource (3 bytes, file:///b.bin)"
 
 
+def _offer(echo: translate.PromptEcho, *texts: str) -> list[tuple[bool, str]]:
+    return [echo.offer({"type": "text", "text": text}) for text in texts]
+
+
+def test_the_echo_is_recognised_in_parts_cumulative_or_spaced_otherwise_and_only_once() -> None:
+    prompt = [{"type": "text", "text": "fix the bug"}]
+    assert _offer(translate.PromptEcho(prompt), "fix ", "the bug", "fix the bug") == [
+        (True, ""),
+        (True, ""),
+        (False, ""),  # said again: the agent's own, shown
+    ]
+    assert _offer(translate.PromptEcho(prompt), "fix", "fix the", "fix the bug") == [(True, "")] * 3  # cumulative
+    assert _offer(translate.PromptEcho(prompt), "fix the bug\n") == [(True, "")]
+    assert _offer(translate.PromptEcho(prompt), "fix ", "it now") == [(True, ""), (False, "fix ")]  # handed back
+    assert _offer(translate.PromptEcho(prompt), "hello", "fix the bug") == [(False, ""), (False, "")]  # watch over
+
+
 async def test_v1_our_prompt_sent_back_is_never_a_user_message(tmp_path: Path) -> None:
     """hermes sends our prompt back as a ``user_message_chunk``: recognised by its content (text
     split over chunks, the inlined image between), once; the same text said again later in the

@@ -310,7 +310,8 @@ class PromptEcho:
 
     ACP v1 names no message ids, and some agents (hermes) send our own prompt back as a
     ``user_message_chunk`` in the turn it starts. A ``PromptEcho`` holds the prompt's blocks: a
-    user chunk whose text continues the prompt's text (``offer``), or a non-text block equal to one
+    user chunk whose text continues the prompt's text (``offer``: the next part, or all of it so far
+    again as some agents send it, or the rest spaced otherwise), or a non-text block equal to one
     of the prompt's (same type and data or uri), is the echo and is swallowed. The first user chunk
     that does not fit ends the watch for good; if the echo was only partly seen, the text it
     swallowed is handed back to be shown before that chunk, so a user message that merely starts
@@ -332,8 +333,17 @@ class PromptEcho:
         item = j.obj(block)
         text = item.get("text")
         if isinstance(text, str):
-            if self._left.startswith(text):
+            held = "".join(self._held)
+            whole = held + self._left
+            if self._left.startswith(text):  # the next part
                 self._left = self._left[len(text) :]
+                self._held.append(text)
+                return True, ""
+            if len(text) > len(held) and whole.startswith(text):  # all of it so far, again (cumulative)
+                self._left, self._held[:] = whole[len(text) :], [text]
+                return True, ""
+            if text.strip() and text.strip() == self._left.strip():  # the rest, spaced otherwise
+                self._left = ""
                 self._held.append(text)
                 return True, ""
         elif (print_ := _fingerprint(item)) in self._others:
