@@ -148,6 +148,24 @@ class SseStream:
             raise anyio.WouldBlock
         return self._hand_out()
 
+    def receive_data_nowait(self) -> JSON:
+        """What ``receive_nowait().data`` is, or its ``text`` when that is None (not JSON, or JSON
+        ``null``), without building the ``SseEvent``: for a wire whose events are their data alone
+        (the event name and id dropped; recorded as ``receive_nowait`` records them). The flood's
+        path: one call per event. ``anyio.WouldBlock`` as for ``receive_nowait``."""
+        ready = self._ready
+        if not ready:
+            raise anyio.WouldBlock
+        if self._recorder is None and _fast_decode is not None:
+            data = ready.popleft()[1]
+            try:
+                value = _fast_decode(data)  # type: ignore[arg-type]  # msgspec takes str too
+            except ValueError:
+                value = _parse(data)[1]
+            return value if value is not None else data
+        event = self._hand_out()
+        return event.data if event.data is not None else event.text
+
     def _hand_out(self) -> SseEvent:
         event, data, last_id = self._ready.popleft()
         event = event or "message"
@@ -193,19 +211,45 @@ class SseStream:
         if "\r" in text:
             self._skip_lf = text.endswith("\r")
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        lines = (self._rest + text).split("\n")
+        # the common case whole: an event that is one ``data: `` line and its blank line is one
+        # block of ``split("\n\n")``, with no state before or after it (a dispatch resets it);
+        # every other block goes line by line (the first may continue the event read before)
+        blocks = (self._rest + text).split("\n\n")
+        rest = blocks.pop()  # after the last blank line: the unfinished event
+        if blocks:
+            if self._data or self._event:  # the first block continues the event read before
+                self._lines(blocks[0].split("\n"))
+                self._dispatch()
+                del blocks[0]
+            ready = self._ready
+            for block in blocks:
+                if block[:6] == "data: " and "\n" not in block:
+                    if len(block) > 6:  # no data, no event
+                        ready.append(("", block[6:], self._last_id))
+                else:
+                    self._lines(block.split("\n"))
+                    self._dispatch()
+        lines = rest.split("\n")
         self._rest = lines.pop()
+        self._lines(lines)
+
+    def _dispatch(self) -> None:
+        """A blank line: the event read so far (if it has data) is ready; the name resets."""
+        data = self._data
+        if data:
+            joined = "\n".join(data)
+            if joined:  # no data, no event
+                self._ready.append((self._event, joined, self._last_id))
+            data.clear()
+        self._event = ""
+
+    def _lines(self, lines: list[str]) -> None:
         data = self._data
         for line in lines:
             if line.startswith("data:"):
                 data.append(line[6:] if line.startswith("data: ") else line[5:])
             elif not line:
-                if data:
-                    joined = "\n".join(data)
-                    if joined:  # no data, no event
-                        self._ready.append((self._event, joined, self._last_id))
-                    data.clear()
-                self._event = ""
+                self._dispatch()
             elif line[0] != ":":
                 name, _, value = line.partition(":")
                 if value.startswith(" "):
