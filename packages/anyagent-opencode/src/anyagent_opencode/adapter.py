@@ -65,7 +65,7 @@ from anyagent import (
 )
 from anyagent import jsonread as j
 from anyagent.process import AgentProcess
-from anyagent.wire import HttpReply, HttpWire, SseEvent, SseStream
+from anyagent.wire import HttpReply, HttpWire, SseStream
 
 from .profile import LISTENING, PROFILE, SERVE_ARGS, USERNAME
 from .translate import Translation, Translator
@@ -426,20 +426,26 @@ class OpencodeDriver(seam.Driver):
     # -- frames
 
     async def _on_frame(self, frame: object) -> None:
-        if type(frame) is dict and frame.get("type") == "message.part.delta":
+        if not self._snapshot_only:
+            fast = self.translator.fast_delta(frame)  # the flood's path: our session's text deltas
+            if fast is not None:
+                await self.loop.send(fast)  # the link's own send: frames are read only while the loop runs
+                return
+        elif type(frame) is dict and frame.get("type") == "message.part.delta":
             props = frame.get("properties")
             if type(props) is dict and props.get("partID") in self._snapshot_only:
                 return  # after a resync this part's text comes from its snapshots only
             fast = self.translator.fast_delta(frame)
             if fast is not None:
-                await self.loop.send(fast)  # the link's own send: frames are read only while the loop runs
+                await self.loop.send(fast)
                 return
-        elif isinstance(frame, _Resync):
+        if isinstance(frame, _Resync):
             await self._resync()
             return
-        elif isinstance(frame, _GaveUp):
+        if isinstance(frame, _GaveUp):
             await self._gave_up(frame.reason)
             return
+        self.events.heard(frame)  # a heartbeat is never a text delta: the fast path skips this
         await self._apply(self.translator.feed(frame))
 
     async def _apply(self, out: Translation) -> None:
@@ -819,28 +825,34 @@ class EventSource:
                 stalled = f"no event or heartbeat for {HEARTBEAT_TIMEOUT:g} s"
                 self._problem = stalled if isinstance(exc, TimeoutError) else str(exc) or "the server ended it"
                 continue
-            return self._frame(event)
+            frame = event.data if event.data is not None else event.text
+            if self._failures:
+                self.heard(frame)
+            return frame
 
     def receive_nowait(self) -> object:
         """The next event already read from the stream, without waiting (the loop's reader takes
-        a flood this way: no wait per event); ``anyio.WouldBlock`` when ``receive`` must wait,
-        reopen the stream or end."""
+        a flood this way: no wait per event, no ``SseEvent`` built); ``anyio.WouldBlock`` when
+        ``receive`` must wait, reopen the stream or end."""
         if self._stream is None:
             raise anyio.WouldBlock
-        event = self._stream.receive_nowait()
-        if self._failures or not self._heartbeats:
-            return self._frame(event)
-        data = event.data  # ``_frame`` once settled, inlined: the flood's path
-        return data if data is not None else event.text
+        frame = self._stream.receive_data_nowait()
+        if self._failures:
+            self.heard(frame)
+        return frame
 
-    def _frame(self, event: SseEvent) -> object:
-        if (self._failures or not self._heartbeats) and event.data is not None:  # off the hot path once settled
-            kind = j.obj(event.data).get("type")
+    def heard(self, frame: object) -> None:
+        """An event the driver reads in full (every one but a text delta of our session, which is
+        never a heartbeat; every one while ``_failures``): a ``server.heartbeat`` arms the stall
+        watch, any event but ``server.connected`` ends a run of failed reconnects."""
+        if type(frame) is dict:
+            kind = frame.get("type")
             if kind == "server.heartbeat":
                 self._heartbeats = True
             if self._failures and kind != "server.connected":
                 self._failures = 0
-        return event.data if event.data is not None else event.text
+        elif self._failures:
+            self._failures = 0
 
     async def aclose(self) -> None:
         """Close the open stream (shielded)."""

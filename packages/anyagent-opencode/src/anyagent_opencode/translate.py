@@ -15,7 +15,6 @@ is surfaced once, however often opencode lists it.
 
 from __future__ import annotations
 
-import collections
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -134,7 +133,7 @@ _PLAN: Mapping[str, PlanEntryStatus] = {
 PERMISSION_CHOICES = (PermissionChoice.ALLOW_ONCE, PermissionChoice.ALLOW_ALWAYS, PermissionChoice.DENY_ONCE)
 """What opencode's ``POST /permission/{id}/reply`` takes: ``once``, ``always``, ``reject``."""
 
-_SEEN = 4096  # event ids remembered to drop a repeat after a reconnect
+_SEEN = 4096  # event ids remembered (between this and twice this) to drop a repeat after a reconnect
 
 
 @attrs.frozen
@@ -199,7 +198,11 @@ class Translator:
         self._asked: set[str] = set()
         """Permission and question ids already surfaced (a resync lists them again; a cancel
         leaves opencode listing them): each is surfaced once."""
-        self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
+        # the event ids seen lately, in two generations: the newest ``_SEEN - _room`` and the
+        # ``_SEEN`` before them (a plain dict each: no reordering or eviction per event)
+        self._seen: dict[str, None] = {}
+        self._seen_before: dict[str, None] = {}
+        self._room = _SEEN
         self.last_tokens: int | None = None
 
     # -- entry points
@@ -212,11 +215,9 @@ class Translator:
             return out
         event_id = j.nonempty(frame.get("id"))
         if event_id is not None:
-            if event_id in self._seen:
+            if event_id in self._seen or event_id in self._seen_before:
                 return out  # the same event again (a reconnect replayed it)
-            self._seen[event_id] = None
-            if len(self._seen) > _SEEN:
-                self._seen.popitem(last=False)
+            self._remember(event_id)
         kind = _s(frame.get("type"))
         props = j.obj(frame.get("properties"))
         handler = _HANDLERS.get(kind)
@@ -226,31 +227,43 @@ class Translator:
             out.events.append(_diagnostic(f"opencode sent an event anyagent does not know: {kind!r}", frame))
         return out
 
-    def fast_delta(self, frame: dict[str, Any]) -> seam.Content | None:
+    def fast_delta(self, frame: object) -> seam.Content | None:
         """The common case of a flood, cheaply: a ``message.part.delta`` of our own session's
         assistant text part, as ``Content(TextDelta)``, with the same effects as ``feed`` (the
-        event id remembered, the text counted); None for anything else, a repeated event id
-        included (then ``feed`` it)."""
-        props = frame.get("properties")
-        if type(props) is not dict or props.get("sessionID") != self.session_id:
+        event id remembered, the text counted); None for anything else (any frame at all), a
+        repeated event id included (then ``feed`` it)."""
+        try:  # subscripts, not ``get`` calls: whatever is missing or not a mapping is not this case
+            props = frame["properties"]  # type: ignore[index]
+            if props["sessionID"] != self.session_id or props["field"] != "text":
+                return None
+            part_id, message_id, delta = props["partID"], props["messageID"], props["delta"]
+            if frame["type"] != "message.part.delta":  # type: ignore[index]
+                return None
+        except (KeyError, TypeError):
             return None
-        part_id, message_id, delta = props.get("partID"), props.get("messageID"), props.get("delta")
-        if type(part_id) is not str or type(message_id) is not str or type(delta) is not str or not delta:
+        if type(delta) is not str or not delta or type(part_id) is not str or not part_id:
             return None
-        if props.get("field") != "text" or self._kinds.get(part_id, "text") != "text":
+        if type(message_id) is not str or self._kinds.get(part_id, "text") != "text":
             return None
-        if self._roles.get(message_id) == "user" or not part_id or frame.get("type") != "message.part.delta":
+        if self._roles.get(message_id) == "user":
             return None
-        event_id = frame.get("id")
+        event_id = frame.get("id")  # type: ignore[attr-defined]  # a dict: it has "properties"
         if type(event_id) is str and event_id:
-            seen = self._seen
-            if event_id in seen:
+            if event_id in self._seen or event_id in self._seen_before:
                 return None  # a repeat after a reconnect: ``feed`` drops it
-            seen[event_id] = None
-            if len(seen) > _SEEN:
-                seen.popitem(last=False)
-        self._sent[part_id] = self._sent.get(part_id, 0) + len(delta)
+            self._seen[event_id] = None  # ``_remember`` inlined
+            self._room -= 1
+            if not self._room:
+                self._seen_before, self._seen, self._room = self._seen, {}, _SEEN
+        sent = self._sent
+        sent[part_id] = sent.get(part_id, 0) + len(delta)
         return seam.Content(TextDelta(message_id, delta))
+
+    def _remember(self, event_id: str) -> None:
+        self._seen[event_id] = None
+        self._room -= 1
+        if not self._room:
+            self._seen_before, self._seen, self._room = self._seen, {}, _SEEN
 
     def catch_up(self, messages: Iterable[object], session: str | None = None) -> list[seam.DriverEvent]:
         """What a reconnect missed: from ``GET /session/{id}/message`` entries (``{info, parts}``;

@@ -1,0 +1,125 @@
+"""``EventSource`` on a flood: a buffered event costs the source one Python call and the stream one
+(no ``SseEvent``, no per-event check once no reconnect failed, heartbeats seen or not); the
+heartbeat watch and the failed-reconnect count still see what they did. ``Translator.fast_delta``
+takes any frame and leaves the ones that are not its case; the remembered event ids stay bounded."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, cast
+
+import anyio
+import httpx
+import pytest
+
+from anyagent import TextDelta, seam
+from anyagent.wire import HttpWire, SseStream
+from anyagent_opencode import adapter as adapter_module
+from anyagent_opencode.adapter import EventSource
+from anyagent_opencode.translate import _SEEN, Translator
+
+SID = "ses_1"
+
+
+def _delta(k: int) -> str:
+    props = f'"sessionID":"{SID}","messageID":"msg_1","partID":"prt_1","field":"text","delta":"w{k} "'
+    return f'data: {{"id":"evt_{k}","type":"message.part.delta","properties":{{{props}}}}}\n\n'
+
+
+def _source(text: str) -> EventSource:
+    source = EventSource(cast(HttpWire, None), lambda: False, cast(Any, None))
+    stream = SseStream(httpx.Response(200, content=b""), 1, None)
+    stream._decode(text)
+    source._stream = stream
+    return source
+
+
+def test_a_buffered_event_costs_two_python_calls() -> None:
+    """Fails before: six (``receive_nowait`` twice, ``_hand_out``, the ``SseEvent``, ``_frame`` and
+    ``jsonread.obj``: the source checked every event for a heartbeat until it saw one)."""
+    n = 100
+    source = _source("".join(_delta(k) for k in range(n)))
+    calls: list[str] = []
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+
+    take = source.receive_nowait
+    got: list[Any] = []
+    sys.setprofile(count)
+    try:
+        for _ in range(n):
+            got.append(take())
+    finally:
+        sys.setprofile(None)
+    assert [frame["properties"]["delta"] for frame in got] == [f"w{k} " for k in range(n)]
+    assert sorted(set(calls)) == ["receive_data_nowait", "receive_nowait"] and len(calls) == 2 * n
+    with pytest.raises(anyio.WouldBlock):
+        take()
+
+
+def test_heard_arms_the_watch_and_ends_a_run_of_failures() -> None:
+    source = _source('data: {"type":"server.connected"}\n\n' + _delta(1) + "data: not json\n\n")
+    source._failures = 2
+    assert source.receive_nowait() == {"type": "server.connected"}
+    assert source._failures == 2  # the reopened stream's greeting proves nothing yet
+    assert source.receive_nowait()["type"] == "message.part.delta"
+    assert source._failures == 0 and not source._heartbeats
+    source.heard({"type": "server.heartbeat", "properties": {}})
+    assert source._heartbeats
+    assert source.receive_nowait() == "not json"  # not JSON: its text
+
+
+def test_a_heartbeat_read_in_a_flood_arms_the_watch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver hands every event it reads in full to ``heard`` (a heartbeat is never a fast text
+    delta): a heartbeat among buffered deltas arms the stall watch (before: the source checked
+    each event itself)."""
+    heard: list[object] = []
+    driver = object.__new__(adapter_module.OpencodeDriver)
+    driver.translator = Translator(SID)
+    driver._snapshot_only = set()
+    driver.events = cast(EventSource, type("E", (), {"heard": staticmethod(heard.append)})())
+    applied: list[Any] = []
+
+    async def apply(out: Any) -> None:
+        applied.append(out)
+
+    sent: list[seam.DriverEvent] = []
+
+    async def send(event: seam.DriverEvent) -> None:
+        sent.append(event)
+
+    driver._apply = apply  # type: ignore[method-assign]
+    driver.loop = cast(Any, type("L", (), {"send": staticmethod(send)})())
+    beat = {"type": "server.heartbeat", "properties": {}}
+    delta = {"type": "message.part.delta", "properties": dict(sessionID=SID, messageID="m", partID="p", field="text")}
+    delta["properties"]["delta"] = "hi"
+
+    async def main() -> None:
+        await driver._on_frame(delta)
+        await driver._on_frame(beat)
+
+    anyio.run(main)
+    assert sent == [seam.Content(TextDelta("m", "hi"))] and heard == [beat] and len(applied) == 1
+
+
+@pytest.mark.parametrize("frame", [None, 3, "x", [], ["properties"], {}, {"properties": None}, object()])
+def test_fast_delta_leaves_any_other_frame(frame: object) -> None:
+    translator = Translator(SID)
+    assert translator.fast_delta(frame) is None
+    assert translator._sent == {} and translator._seen == {}
+
+
+def test_remembered_event_ids_stay_bounded_and_a_recent_repeat_is_dropped() -> None:
+    translator = Translator(SID)
+    for k in range(5 * _SEEN):
+        frame = {"id": f"evt_{k}", "type": "message.part.delta", "properties": {}}
+        frame["properties"] = dict(sessionID=SID, messageID="m", partID="p", field="text", delta="x")
+        assert translator.fast_delta(frame) is not None
+        if k % 997 == 0:
+            assert translator.fast_delta(frame) is None  # the same event again
+            assert translator.feed(frame).events == []  # which feed drops
+        recent = {**frame, "id": f"evt_{max(0, k - _SEEN + 1)}"}
+        assert translator.fast_delta(recent) is None  # any of the last _SEEN ids is remembered
+    assert len(translator._seen) + len(translator._seen_before) <= 2 * _SEEN
