@@ -888,6 +888,36 @@ async def check_dropped_handles_reap(subject: Subject, workdir: Path) -> None:
                 await anyio.sleep(0.05)
 
 
+async def check_dropped_handles_reap_after_a_turn(subject: Subject, workdir: Path) -> None:
+    """Dropping every handle of a session that ran one turn and settled (never closed) ends it: no
+    process it started is left. Settled means the turn's deadlines are spent (its stall deadline,
+    shortened to 1 s here, has passed), so nothing is pending in the engine and only the drop itself
+    can end it."""
+    if not sys.platform.startswith("linux"):
+        raise Skip("process accounting uses /proc")
+    import gc
+
+    from anyagent.process import run_command
+
+    await run_command([sys.executable, "-c", "pass"])  # the host's own guard (first spawn) is not the session's
+    launch = _launch(subject, Scenario.CLOSE, workdir)
+    launch = attrs.evolve(launch, options=launch.options.stall_after(1.0))
+    before = _children()
+    async with launch.runtime as runtime:
+        session, events = await _open(runtime, launch)
+        await session.prompt(launch.prompt)
+        await _turn(events, session)
+        with anyio.fail_after(TURN_TIMEOUT):
+            while session.status() is not SessionStatus.IDLE:
+                await anyio.sleep(0.05)
+        await anyio.sleep(1.5)  # past the turn's last deadline: nothing more arrives to notice the drop
+        del session, events
+        gc.collect()
+        with anyio.fail_after(15):
+            while _children() - before:
+                await anyio.sleep(0.05)
+
+
 async def check_unsupported_calls(subject: Subject, workdir: Path) -> None:
     """Calls that need a capability the adapter does not report fail typed, never misbehave."""
     launch = _launch(subject, Scenario.CAPABILITIES, workdir)
@@ -1045,6 +1075,7 @@ CHECKS: tuple[Callable[[Subject, Path], Awaitable[None]], ...] = (
     check_between_turns,
     check_close_reaps,
     check_dropped_handles_reap,
+    check_dropped_handles_reap_after_a_turn,
     check_unsupported_calls,
     check_fuzzed_frames,
     check_diagnostic_codes,
