@@ -7,6 +7,11 @@ A turn: ``turn/start`` is answered with the turn's id at once, ``turn/started`` 
 and the turn runs on as if they never came; after it, a steer joins the turn and an interrupt ends
 it ``interrupted``. The turn answers ``FAKE_CODEX_TURN_TIME`` seconds (default 0.6) after
 ``turn/started`` with ``You said: <every text it was given, joined by " + ">``.
+
+``FAKE_CODEX_IGNORE_INTERRUPT=S`` plays codex under load (issue 28 items 3a, 3b): ``turn/interrupt``
+is never answered, the turn streams a delta every 20 ms for ``S`` more seconds and then ends
+``interrupted`` itself; a ``turn/start`` while a turn runs is refused, as codex does ("still running
+a turn").
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 RECORDING = Path(__file__).parent / "recordings" / "steer-as-the-turn-starts.jsonl"
 START_DELAY = float(os.environ.get("FAKE_CODEX_START_DELAY", "0.5"))
 TURN_TIME = float(os.environ.get("FAKE_CODEX_TURN_TIME", "0.6"))
+IGNORE_INTERRUPT = float(os.environ.get("FAKE_CODEX_IGNORE_INTERRUPT", "0") or 0)
 
 
 def recorded_answers() -> dict[str, Any]:
@@ -54,6 +60,9 @@ class Turn:
         self.started_at = time.monotonic() + START_DELAY
         self.started = False
         self.interrupted = False
+        self.ends_at: float | None = None  # an ignored interrupt: the turn's own late end
+        self.next_delta = 0.0
+        self.deltas = 0
 
 
 def main() -> None:
@@ -78,7 +87,9 @@ def main() -> None:
             method, rid, params = message.get("method"), message.get("id"), message.get("params") or {}
             if rid is None:
                 continue
-            if method == "turn/start":
+            if method == "turn/start" and turn is not None:
+                send({"id": rid, "error": {"code": -32600, "message": "still running a turn"}})
+            elif method == "turn/start":
                 turns += 1
                 turn = Turn(turns, text_of(params.get("input", [])))
                 send({"id": rid, "result": {"turn": {"id": turn.id, "items": [], "status": "inProgress"}}})
@@ -88,6 +99,8 @@ def main() -> None:
                 else:
                     turn.texts.append(text_of(params.get("input", [])))
                     send({"id": rid, "result": {"turnId": turn.id}})
+            elif method == "turn/interrupt" and IGNORE_INTERRUPT and turn is not None:
+                turn.ends_at = time.monotonic() + IGNORE_INTERRUPT  # never answered
             elif method == "turn/interrupt":
                 if turn is None or not turn.started:
                     send({"id": rid, "error": {"code": -32600, "message": "no active turn to interrupt"}})
@@ -110,7 +123,14 @@ def main() -> None:
                     "params": {"threadId": thread, "turn": {"id": turn.id, "status": "inProgress"}},
                 }
             )
-        if turn.started and (turn.interrupted or now >= turn.started_at + TURN_TIME):
+        if turn.started and IGNORE_INTERRUPT and now >= turn.next_delta and not turn.interrupted:
+            turn.next_delta = now + 0.02
+            turn.deltas += 1
+            delta = {"threadId": thread, "turnId": turn.id, "itemId": f"msg-{turn.id}", "delta": "x"}
+            send({"method": "item/agentMessage/delta", "params": delta})
+        if turn.ends_at is not None and now >= turn.ends_at:
+            turn.interrupted = True
+        if turn.started and (turn.interrupted or (turn.ends_at is None and now >= turn.started_at + TURN_TIME)):
             if not turn.interrupted:
                 said = "You said: " + " + ".join(turn.texts)
                 item = {"type": "agentMessage", "id": f"msg-{turn.id}", "text": said}
