@@ -11,6 +11,7 @@ from coresupport import kinds, mock_session
 
 import anyagent._engine as engine_module
 from anyagent import (
+    AgentError,
     AgentInstallation,
     Answer,
     AuthRequired,
@@ -19,6 +20,7 @@ from anyagent import (
     ConfigOption,
     Diagnostic,
     EnvVarLogin,
+    Event,
     Events,
     HandshakeTimeout,
     Input,
@@ -473,3 +475,53 @@ async def test_a_mock_with_plan_usage_reports_it_and_the_capability() -> None:
     )
     assert loaded.plan_usage == PlanUsage(plan="Pro", windows=(PlanUsageWindow("5h", 10.0),))
     assert not Script().capability_set().supports(Capability.PLAN_USAGE)
+
+
+async def test_events_tap_sees_every_event_the_reader_gets_in_order() -> None:
+    # a flood (taken without a wait), a quiet stretch (an awaited receive) and the end: the sink gets
+    # exactly what the reader gets, from the moment it is set until it is removed
+    script = Script(buffer=64).turn(
+        [
+            Step.repeat(300, Step.emit(text("m1", "w "))),
+            Step.sleep(0.05),
+            Step.emit(text("m1", "x")),
+            Step.end(completed()),
+        ]
+    )
+    async with Runtime.with_mock(script) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir("."))
+        async with session:
+            tapped: list[Event] = []
+            read: list[Event] = []
+            await session.prompt("go")
+            first = await events.__anext__()  # before the tap: not handed to the sink
+            events.tap(tapped.append)
+            with anyio.fail_after(10):
+                async for event in events:
+                    read.append(event)
+                    if isinstance(event.kind, TurnEnded):
+                        break
+            events.tap(None)
+            await session.prompt("again")
+            with anyio.fail_after(10):
+                async for event in events:
+                    if isinstance(event.kind, TurnEnded):
+                        break
+    assert first not in tapped
+    assert tapped == read and len(read) > 300
+    assert [e.sequence for e in tapped] == sorted(e.sequence for e in tapped)
+
+
+async def test_events_failure_names_the_error_once_the_reader_got_it() -> None:
+    script = Script().turn([Step.emit(text("m1", "partial")), Step.die("exit status: 9")])
+    async with Runtime.with_mock(script) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir("."))
+        async with session:
+            await session.prompt("go")
+            assert events.failure is None
+            with pytest.raises(AgentError) as raised, anyio.fail_after(10):
+                async for _ in events:
+                    pass
+            assert events.failure is raised.value

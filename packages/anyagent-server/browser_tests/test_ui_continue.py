@@ -34,7 +34,8 @@ def threads(page: Any, base: str) -> list[dict[str, Any]]:
 
 
 def stored(path: Path) -> list[tuple[str, str]]:
-    """What the store holds for its one thread: (kind, text) of every prompt and text delta, in order."""
+    """What the store holds for its one thread: (kind, text) of every prompt and of every message's text, in
+    order (the store keeps a run of deltas as one or a few deltas, as they were written: they are joined here)."""
 
     async def read() -> list[tuple[str, str]]:
         async with Store.sqlite(path) as store:
@@ -42,7 +43,9 @@ def stored(path: Path) -> list[tuple[str, str]]:
             said = []
             for item in await store.history(thread):
                 kind = item.event.kind if item.event is not None else None
-                if isinstance(kind, (UserMessage, TextDelta)):
+                if isinstance(kind, TextDelta) and said and said[-1][0] == "TextDelta":
+                    said[-1] = ("TextDelta", said[-1][1] + kind.text)
+                elif isinstance(kind, (UserMessage, TextDelta)):
                     said.append((type(kind).__name__, kind.text))
             return said
 
@@ -94,8 +97,7 @@ def test_a_stored_thread_continues_into_the_same_thread(page: Any, store: Path, 
             ("UserMessage", "hello"),
             ("TextDelta", "first answer"),
             ("UserMessage", "go on"),
-            *[("TextDelta", "tick ")] * 20,
-            ("TextDelta", "continued"),
+            ("TextDelta", "tick " * 20 + "continued"),
             ("UserMessage", "one more"),
             ("TextDelta", "and more"),
         ]

@@ -37,25 +37,31 @@ def _line(proc: subprocess.Popen[str], prefix: str, timeout: float = 60.0) -> st
     raise AssertionError(f"the host never printed {prefix!r}: {proc.stderr.read() if proc.stderr else ''}")
 
 
-async def _stored(path: Path, thread_id: str) -> tuple[int, int]:
+async def _stored(path: Path, thread_id: str) -> tuple[int, str, int]:
+    """(stored event count, the stored text deltas' text, the last stored delta's sequence)."""
     async with Store.sqlite(path) as store:
         thread = await store.thread(thread_id)
         history = await store.history(thread)
-        deltas = sum(1 for s in history if s.event is not None and isinstance(s.event.kind, TextDelta))
-        return thread.event_count, deltas
+        deltas = [s.event for s in history if s.event is not None and isinstance(s.event.kind, TextDelta)]
+        text = "".join(e.kind.text for e in deltas if isinstance(e.kind, TextDelta))
+        return thread.event_count, text, deltas[-1].sequence if deltas else 0
 
 
-def _wait_for_stored(path: Path, thread_id: str, at_least: int, timeout: float = 60.0) -> int:
-    """The thread's stored event count once the host has committed ``at_least`` events (polled read-only)."""
+def _wait_for_stored(path: Path, thread_id: str, last: bool, timeout: float = 60.0) -> int:
+    """The thread's stored event count once the host has committed a first batch (``last``: the batch
+    holding the "LAST" delta), polled read-only."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10) as conn:
             row = conn.execute("SELECT event_count FROM threads WHERE id = ?", (thread_id,)).fetchone()
+            found = conn.execute(
+                "SELECT count(*) FROM chunks WHERE thread_id = ? AND body LIKE '%LAST%'", (thread_id,)
+            ).fetchone()
         conn.close()
-        if row is not None and row[0] >= at_least:
+        if row is not None and row[0] >= 1 and (found[0] or not last):
             return int(row[0])
         time.sleep(0.005)
-    raise AssertionError(f"the host stored fewer than {at_least} events in {timeout} s")
+    raise AssertionError(f"the host stored {'no LAST delta' if last else 'nothing'} in {timeout} s")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
@@ -70,10 +76,10 @@ def test_sigkill_mid_turn_loses_at_most_the_unwritten_batches(tmp_path: Path, st
     )
     try:
         thread_id = _line(proc, "THREAD")
-        read = int(_line(proc, "READ"))
+        last_read = int(_line(proc, "READ"))
         # wait for real conditions, not times (a loaded machine is slow): a first batch committed, or (the
         # agent stalled mid-turn) everything read committed by the flush interval's timer
-        written = _wait_for_stored(path, thread_id, read if stalled else 1)
+        written = _wait_for_stored(path, thread_id, last=stalled)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
@@ -81,12 +87,14 @@ def test_sigkill_mid_turn_loses_at_most_the_unwritten_batches(tmp_path: Path, st
             if stream is not None:
                 stream.close()
     assert proc.returncode == -signal.SIGKILL
-    count, deltas = anyio.run(_stored, path, thread_id)
-    if stalled:
-        assert written == count == read  # stalled mid-turn: the flush timer stored everything read
-        assert deltas == read - 3  # the prompt, TurnStarted and StatusChanged are the others
-    else:
-        assert 0 < written <= count <= read  # killed at once: the writes that began before the kill are whole
+    count, text, last_stored = anyio.run(_stored, path, thread_id)
+    read = "chunk " * 3000 + "LAST"
+    if stalled:  # stalled mid-turn: the flush timer stored everything read (runs of deltas merged)
+        assert written == count
+        assert (text, last_stored) == (read, last_read)
+    else:  # killed at once: the writes that began before the kill are whole, and in order
+        assert 0 < written <= count
+        assert read.startswith(text) and last_stored <= last_read
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
@@ -115,7 +123,8 @@ def test_two_processes_on_one_sqlite_store_never_corrupt_it(tmp_path: Path) -> N
             for thread in page.threads:
                 history = await store.history(thread)
                 assert [s.position for s in history] == list(range(1, thread.event_count + 1))
-                assert sum(1 for s in history if s.event and isinstance(s.event.kind, TextDelta)) == deltas
+                said = [s.event.kind.text for s in history if s.event and isinstance(s.event.kind, TextDelta)]
+                assert "".join(said) == "word " * deltas
 
     anyio.run(check)
     with sqlite3.connect(path) as conn:

@@ -362,26 +362,29 @@ async def test_an_event_serialize_cannot_write_is_stored_as_a_warning_and_record
 
 async def test_a_batch_is_written_without_a_turn_of_the_event_loop(tmp_path: Path) -> None:
     # the writer thread takes a full batch itself: a reader that keeps the loop busy still gets it stored
+    # (a batch counts stored events: deltas of one message would merge, so each delta has its own message)
     import sqlite3
     import time
 
-    script = Script().turn([Step.repeat(20, Step.emit(text("m1", "w "))), Step.end(completed())])
+    script = Script().turn([*(Step.emit(text(f"m{i}", f"w{i} ")) for i in range(20)), Step.end(completed())])
     async with Store.sqlite(tmp_path / "t.db") as store, Runtime.with_mock(script) as runtime:
         agent = (await runtime.discover()).require("mock")
         session, events = await runtime.open(agent, SessionOptions.in_dir(tmp_path))
         async with session, store.record(session, events, batch_size=8, flush_interval=60) as recording:
             await recording.prompt("go")
+            said: list[str] = []
             for _ in range(8):
-                await recording.__anext__()
-            written = 0
+                event = await recording.__anext__()
+                if isinstance(event.kind, TextDelta):
+                    said.append(event.kind.text)
+            assert said[0] == "w0 "
+            stored = ""
             deadline = time.monotonic() + 10
             with sqlite3.connect(tmp_path / "t.db") as conn:  # the loop blocks here: no task of it runs
-                while written < 8 and time.monotonic() < deadline:
-                    row = conn.execute(
-                        "SELECT max(last_position) FROM chunks WHERE thread_id = ?", (recording.thread.id,)
-                    ).fetchone()
-                    written = row[0] or 0
+                while said[-1] not in stored and time.monotonic() < deadline:
+                    rows = conn.execute("SELECT text FROM chunks WHERE thread_id = ?", (recording.thread.id,))
+                    stored = "".join(row[0] or "" for row in rows)
                     time.sleep(0.01)  # noqa: ASYNC251 - blocking the loop is the point
-            assert written >= 8
+            assert stored.split("\n") == ["go", *said]  # the prompt and every delta read
             await read_turn(recording)
         assert (await store.thread(recording.thread.id)).event_count == len(await store.history(recording.thread.id))

@@ -3,7 +3,7 @@ stream of what happened). Both are thin: every rule lives in the session's engin
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 
 import anyio
@@ -126,13 +126,31 @@ class Events:
     ``AgentError`` after the last buffered event.
     """
 
-    __slots__ = ("_engine", "_raised", "_receive", "_since_checkpoint")
+    __slots__ = ("_engine", "_raised", "_receive", "_since_checkpoint", "_tap")
 
     def __init__(self, engine: _Engine) -> None:
         self._engine = engine
         self._receive = engine._take_output()
         self._raised = False
         self._since_checkpoint = 0
+        self._tap: Callable[[Event], object] | None = None
+
+    def tap(self, sink: Callable[[Event], object] | None) -> None:
+        """Hand every event this stream yields from now on to ``sink`` as well, just before it is
+        yielded, in order (``None`` removes it; one sink at a time, a new one replaces the old).
+
+        ``sink`` runs in the reader's task for each event, so it must be cheap and must not block or
+        raise: ``list.append`` of a list another thread drains is the intended use (a recorder that
+        must not slow the reader, as ``anyagent_store`` does). It sees exactly what the reader gets,
+        text deltas merged while the reader lagged included; the ``AgentError`` a failure ends the
+        stream with is raised to the reader, not passed to ``sink``."""
+        self._tap = sink
+
+    @property
+    def failure(self) -> AgentError | None:
+        """The ``AgentError`` this stream ended with, once it has been raised to the reader (None while the
+        stream runs, after a clean end, or before the reader reached the error)."""
+        return self._engine._terminal_error if self._raised else None
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self
@@ -147,6 +165,8 @@ class Events:
                 event, size = items.popleft()
                 outbox.bytes -= size
                 self._since_checkpoint += 1
+                if self._tap is not None:
+                    self._tap(event)
                 return event
             try:
                 event = self._receive.receive_nowait()
@@ -156,12 +176,17 @@ class Events:
                 return await self._end()
             else:
                 self._since_checkpoint += 1
+                if self._tap is not None:
+                    self._tap(event)
                 return event
         self._since_checkpoint = 0
         try:
-            return await self._receive.receive()
+            event = await self._receive.receive()
         except anyio.EndOfStream:
             return await self._end()
+        if self._tap is not None:
+            self._tap(event)
+        return event
 
     async def _end(self) -> Event:
         self._receive.close_reader()

@@ -10,8 +10,11 @@ that no longer decodes is kept raw (``StoredEvent.event`` is None).
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
+from itertools import accumulate, groupby
+from operator import attrgetter
 from typing import Any
 
 import attrs
@@ -37,7 +40,10 @@ from anyagent import (
 from ._model import StoredEvent
 
 __all__ = [
+    "MERGED_TEXT_LIMIT",
     "RAW_EXTENSION",
+    "coalesce",
+    "merge_into",
     "decode",
     "decode_chunk",
     "encode",
@@ -91,6 +97,131 @@ def _fast_dumps(event: Event) -> str | None:
         f'{{"sequence":{event.sequence},"occurred_at":"{event.occurred_at.isoformat()}",'
         f'"session_id":{_quote(event.session_id)},"kind":{body},"turn_info":{turn},"extensions":{{}}}}'
     )
+
+
+MERGED_TEXT_LIMIT = 32_768
+"""The most text (characters) one stored delta gathers from a run of deltas (see `coalesce`)."""
+
+_kind_class: Callable[[Event], type] = attrgetter("kind.__class__")
+_text_of: Callable[[Event], str] = attrgetter("kind.text")
+_session_of: Callable[[Event], str] = attrgetter("session_id")
+_turn_of: Callable[[Event], Any] = attrgetter("turn_info")
+_extensions_of: Callable[[Event], Any] = attrgetter("extensions")
+_ID_OF: dict[type, Callable[[Event], str]] = {
+    TextDelta: attrgetter("kind.message_id"),
+    ReasoningDelta: attrgetter("kind.message_id"),
+    ToolOutputDelta: attrgetter("kind.tool_id"),
+}
+_RUN_KEY: dict[type, Callable[[Event], tuple[Any, ...]]] = {  # what a run of merged deltas shares
+    TextDelta: attrgetter("kind.message_id", "session_id", "turn_info", "extensions"),
+    ReasoningDelta: attrgetter("kind.message_id", "session_id", "turn_info", "extensions"),
+    ToolOutputDelta: attrgetter("kind.tool_id", "session_id", "turn_info", "extensions"),
+}
+
+
+def coalesce(events: list[Event], classes: list[type] | None = None) -> list[Event]:
+    """``events`` with each run of back-to-back deltas of one message (text, reasoning) or one tool's
+    output, of one session and turn and without extensions, stored as one delta: the run's text joined
+    (at most `MERGED_TEXT_LIMIT` characters a delta; a longer run is cut between deltas), the time of the
+    run's first delta and the sequence of its last, so "after event N" keeps its meaning. The engine's
+    own buffer merges deltas the same way while a reader lags; what a transcript shows is unchanged, and a
+    recording's writer encodes and writes a few events where a flood read thousands. ``classes``: the
+    events' kind classes, when the caller has them.
+
+    The common case (a run of one message) is checked with C-level passes over the run, no Python
+    code an event: it runs in the writer thread, under the GIL the app's reader needs."""
+    if classes is None:
+        classes = list(map(_kind_class, events))
+    if TextDelta not in classes and ReasoningDelta not in classes and ToolOutputDelta not in classes:
+        return events
+    out: list[Event] = []
+    start = 0
+    for cls, run in groupby(classes):
+        end = start + len(list(run))
+        key = _RUN_KEY.get(cls)
+        if key is None or end - start == 1:
+            out.extend(events[start:end])
+        else:
+            _merge_runs(events[start:end], cls, key, out)
+        start = end
+    return out
+
+
+def _same(values: list[Any]) -> bool:
+    return values.count(values[0]) == len(values)
+
+
+def _merge_runs(run: list[Event], cls: type, key: Callable[[Event], tuple[Any, ...]], out: list[Event]) -> None:
+    """Append ``run`` (deltas of class ``cls``) to ``out``, each stretch of one run key merged."""
+    # one message, session, turn and extensions: the flood's case, checked a field at a time (lists of the
+    # events' own values: no new object an event, so no work for the collector)
+    if (
+        _same(list(map(_ID_OF[cls], run)))
+        and _same(list(map(_turn_of, run)))
+        and _same(list(map(_session_of, run)))
+        and not any(map(_extensions_of, run))
+    ):
+        _merge_one(run, out)
+        return
+    keys = list(map(key, run))
+    begin = 0  # split where the key changes (rare; a Python pass over the run)
+    for index in range(1, len(run) + 1):
+        if index == len(run) or keys[index] != keys[begin]:
+            _merge_one(run[begin:index], out)
+            begin = index
+
+
+def _merge_one(run: list[Event], out: list[Event]) -> None:
+    """``run``'s deltas share class, id, session, turn and extensions: append them merged (when they
+    have no extensions)."""
+    head = run[0]
+    if len(run) == 1 or head.extensions:
+        out.extend(run)
+        return
+    text = "".join(map(_text_of, run))
+    if len(text) <= MERGED_TEXT_LIMIT:
+        out.append(attrs.evolve(head, sequence=run[-1].sequence, kind=_with_text(head.kind, text)))
+        return
+    texts = list(map(_text_of, run))
+    ends = list(accumulate(map(len, texts)))
+    begin = 0
+    while begin < len(run):
+        limit = (ends[begin - 1] if begin else 0) + MERGED_TEXT_LIMIT
+        end = max(begin + 1, bisect_right(ends, limit, begin))
+        if end - begin == 1:
+            out.append(run[begin])
+        else:
+            first = run[begin]
+            kind = _with_text(first.kind, "".join(texts[begin:end]))
+            out.append(attrs.evolve(first, sequence=run[end - 1].sequence, kind=kind))
+        begin = end
+
+
+def _with_text(kind: Any, text: str) -> EventKind:
+    """A delta kind (text, reasoning, tool output) with another text."""
+    merged: EventKind = attrs.evolve(kind, text=text)
+    return merged
+
+
+def merge_into(pending: list[Event], more: list[Event]) -> None:
+    """Append the coalesced ``more`` to the coalesced ``pending``, merging ``more``'s first delta into
+    ``pending``'s last when they continue one run (same class, key and no extensions, within the limit)."""
+    if pending and more:
+        last, first = pending[-1], more[0]
+        cls = first.kind.__class__
+        key = _RUN_KEY.get(cls)
+        if (
+            key is not None
+            and last.kind.__class__ is cls
+            and not first.extensions
+            and key(last) == key(first)
+            and len(last.kind.text) + len(first.kind.text) <= MERGED_TEXT_LIMIT  # type: ignore[union-attr]
+        ):
+            text = last.kind.text + first.kind.text  # type: ignore[union-attr]
+            pending[-1] = attrs.evolve(last, sequence=first.sequence, kind=_with_text(last.kind, text))
+            pending.extend(more[1:])
+            return
+    pending.extend(more)
 
 
 def encode(event: Event) -> tuple[str, str, str | None]:

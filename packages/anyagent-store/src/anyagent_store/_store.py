@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import queue
 import threading
+import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
+from itertools import compress
+from operator import attrgetter
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -45,7 +47,7 @@ from anyagent import (
 )
 
 from ._backend import THREAD_COLUMNS, Backend, PostgresBackend, SqliteBackend, default_path
-from ._codec import decode_chunk, encode_batch, undecodable_event
+from ._codec import coalesce, decode_chunk, encode_batch, merge_into, undecodable_event
 from ._errors import StoreError, ThreadNotFound
 from ._model import OriginKind, StoredEvent, Thread, ThreadPage, ThreadStatus, from_micros, to_micros
 
@@ -58,7 +60,6 @@ PROMPT_EXTENSION = "anyagent-store/prompt"
 TitleMaker = Callable[[str], Awaitable[str]]
 """Makes a thread's title from its first prompt (``Store.generated_title`` asks the agent)."""
 
-_Batch = tuple[list[Event], dict[str, Any], "str | None"]  # events, thread fields, the session's resume token
 _TITLE_WAIT = 30.0
 # seconds a recording's block end waits for a TitleMaker still at work (then the first line stays)
 
@@ -365,13 +366,13 @@ class Store:
         directory the session was opened in: ``options.cwd``).
         ``title``: a fixed title, or a ``TitleMaker`` (``Store.generated_title``) run once on the first prompt
         beside the reading (the block's end waits for it up to 30 seconds; the prompt's first line titles the
-        thread until it answers); by default the first line of the first prompt. Events are written in batches
-        of ``batch_size`` or every ``flush_interval`` seconds, whichever comes first, and at each turn end and
-        permission or question: the reader hands the batch to the recording's writer thread (a list swap, no
-        await), which encodes and writes it, in one transaction with any batches handed over while it wrote;
-        the read never waits for it. So a host killed with SIGKILL loses only events read after the last write
-        began: at most ``flush_interval`` seconds' worth plus the write under way (by default 0.25 s and a few
-        ms; under a flood faster than the disk, what arrived during the last two writes). A failed write
+        thread until it answers); by default the first line of the first prompt. The recording's writer thread
+        takes the events as they are read (``Events.tap``: the reader's only cost is a ``list.append``), and
+        writes when it holds ``batch_size`` stored events, when ``flush_interval`` seconds passed since its last
+        write, and at once at each turn end and permission or question; the read never waits for it. A run of
+        back-to-back deltas of one message (or one tool's output) is stored as one delta holding its text. So a
+        host killed with SIGKILL loses only events read after the last write began: at most ``flush_interval``
+        seconds' worth plus the write under way (by default 0.25 s and a few ms). A failed write
         (``StoreFull``) stops the recording, never the session: the events keep flowing to the app, ``failure`` holds
         the error and ``flush()``/exiting the block raise it."""
         return Recording(
@@ -647,10 +648,34 @@ def _identity(event: Event) -> tuple[str, str] | None:
     return None  # turn ids are the engine's own, counted afresh in each session: never a repeat
 
 
+class _FieldsMark:
+    """The ``kind`` of every `_Fields`: its class tells the writer's one pass over the inbox's kinds that a
+    mark is among the events."""
+
+
+class _Fields(dict):  # type: ignore[type-arg]
+    """Thread fields the loop sets (title, failed status), passed to the writer in order with the events."""
+
+    kind = _FieldsMark()
+
+
+_kind_class: Callable[[Event | _Fields], type] = attrgetter("kind.__class__")
+_WRITER_TRACKED = _TRACKED | {_FieldsMark}
+_ACTIVE_POLL = 0.005  # how often the writer looks at its inbox while events arrive
+_IDLE_POLL = 0.05  # the longest it sleeps between looks once they stop (never above flush_interval)
+
+
 class Recording:
     """A session's events, teed into a stored thread as the app reads them (``Store.record``,
     ``Store.reopen``, ``Store.fork``, ``Store.handoff``). Use it in ``async with``; iterate it for the
-    events; prompt through ``prompt`` so the prompt is stored (and titles the thread)."""
+    events; prompt through ``prompt`` so the prompt is stored (and titles the thread).
+
+    How it stays out of the reader's way: on an ``anyagent.Events`` stream it installs ``Events.tap``
+    with its inbox's ``list.append`` and iterating it iterates the stream itself, so the read pays one
+    C call an event; the recording's writer thread looks at the inbox every few milliseconds, takes what
+    arrived, tracks status and usage, merges runs of deltas (``coalesce``), encodes and writes. While
+    history is replayed or the agent's replays are dropped (``reopen``), and for an iterator that is no
+    ``Events``, iterating goes through the recording, which appends each event it passes on."""
 
     def __init__(
         self,
@@ -674,9 +699,11 @@ class Recording:
             raise StoreError("batch_size must be at least 1 and flush_interval positive")
         self.store = store
         self.session = session
+        self._source = events
         self._events = events.__aiter__()
         self._next = self._events.__anext__
         self._plain = False  # see _refresh
+        self._tapped: Events | None = None  # the stream whose tap feeds the inbox
         self._thread = thread
         self._title_arg = title
         self._wire = wire
@@ -688,24 +715,26 @@ class Recording:
         self._dedupe = dedupe
         self._first_prompt = first_prompt
         self._show_history = history
-        self._pending: list[Event] = []
-        self._queue: queue.SimpleQueue[_Batch | threading.Event | None] = queue.SimpleQueue()
+        # the loop appends (events, _Fields); the writer takes from the front: each list operation is atomic
+        self._inbox: list[Event | _Fields] = []
+        self._wake = threading.Event()
+        self._flushes: list[threading.Event] = []
+        self._stopping = False
         self._writer: threading.Thread | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._next_position = (thread.event_count if thread else 0) + 1
-        self._fields: dict[str, Any] = {}
-        self._status = thread.status if thread else ThreadStatus.IDLE
-        self._title = thread.title if thread else (title if isinstance(title, str) else None)
+        self._status = thread.status if thread else ThreadStatus.IDLE  # the writer's
+        self._latest = datetime.min.replace(tzinfo=timezone.utc)  # the writer's: the newest event time taken
+        self._title = thread.title if thread else (title if isinstance(title, str) else None)  # the loop's
         self._seen: set[tuple[str, str]] = set()
         self._history: AsyncIterator[StoredEvent] | None = None
         self.failure: StoreError | None = None
         self._closed = False
-        self._submit_after = False
         self._titling: anyio.Event | None = None  # set when a TitleMaker started on the first prompt is done
 
     @property
     def thread(self) -> Thread:
-        """The thread being recorded into, as of the last event read (``Store.thread`` for what is stored)."""
+        """The thread being recorded into, as of the last write (``Store.thread`` for what is stored)."""
         if self._thread is None:
             raise StoreError("the recording has not started (use `async with`)")
         return self._thread
@@ -734,7 +763,6 @@ class Recording:
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
-        tg.start_soon(self._ticker)
         self._refresh()
         if self._first_prompt is not None:
             try:
@@ -757,12 +785,17 @@ class Recording:
             await tg.__aexit__(None, None, None)
         with anyio.CancelScope(shield=True):
             try:
-                self._submit()
+                self._untap()
+                if isinstance(exc, AgentError) or (
+                    isinstance(self._source, Events) and self._source.failure is not None
+                ):
+                    self._failed()  # the stream failed while the app read it directly
                 self._closed = True
                 self._plain = False
                 writer, self._writer = self._writer, None
                 if writer is not None:
-                    self._queue.put(None)  # the writer writes what is queued, then ends
+                    self._stopping = True  # the writer writes what the inbox holds, then ends
+                    self._wake.set()
                     await anyio.to_thread.run_sync(writer.join)
             finally:
                 self._closed = True
@@ -791,7 +824,7 @@ class Recording:
         self._add(event)
         if self._title is None and text.strip():
             self._title = _title_from(text)
-            self._fields["title"] = self._title
+            self._add(_Fields(title=self._title))
             if callable(self._title_arg) and self._tg is not None:
                 self._titling = anyio.Event()
                 self._tg.start_soon(self._generate_title, self._title_arg, text, self._titling)
@@ -805,31 +838,29 @@ class Recording:
             done.set()
         if title:
             self._title = title
-            self._fields["title"] = title
-            self._submit()
+            self._add(_Fields(title=title))
 
     # -- reading -------------------------------------------------------------------------------------
-    def __aiter__(self) -> Recording:
+    def __aiter__(self) -> AsyncIterator[Event]:
+        if self._plain and self._tapped is not None:
+            return self._tapped  # the stream itself: its tap records each event
         return self
 
     async def __anext__(self) -> Event:
-        if self._plain:  # the reader's path per event (a delta): the await, an append, two checks
+        if self._plain:  # live events, nothing replayed or dropped
             try:
                 event = await self._next()
             except AgentError:
                 self._failed()
                 raise
-            pending = self._pending
-            pending.append(event)
-            if event.kind.__class__ in _TRACKED:
-                self._track(event)
-            if len(pending) >= self.batch_size:
-                self._submit()  # handed to the writer thread; the read never waits for it
+            if self._tapped is None:
+                self._inbox.append(event)
             return event
         return await self._next_slow()
 
     def _refresh(self) -> None:
-        """Whether ``__anext__`` may take its plain path: live events recorded, nothing to replay or drop."""
+        """Whether ``__anext__`` may take its plain path: live events recorded, nothing to replay or drop;
+        on an ``Events`` stream the tap then records them."""
         self._plain = (
             self._history is None
             and not self._seen
@@ -837,11 +868,17 @@ class Recording:
             and self.failure is None
             and self._writer is not None
         )
+        if self._plain and self._tapped is None and isinstance(self._source, Events):
+            self._tapped = self._source
+            self._source.tap(self._inbox.append)
+
+    def _untap(self) -> None:
+        tapped, self._tapped = self._tapped, None
+        if tapped is not None:
+            tapped.tap(None)
 
     def _failed(self) -> None:
-        self._status = ThreadStatus.FAILED
-        self._fields["status"] = ThreadStatus.FAILED.value
-        self._submit()
+        self._add(_Fields(status=ThreadStatus.FAILED.value))
 
     async def _next_slow(self) -> Event:
         """``__anext__`` while history is replayed, replays are dropped, or nothing is recorded any more."""
@@ -869,120 +906,145 @@ class Recording:
             if self._seen:
                 if isinstance(event.kind, TurnStarted) and isinstance(event.kind.origin, PromptOrigin):
                     self._seen.clear()  # the first turn of a new prompt: replays come before it, never after
-                    self._refresh()
-                else:
-                    identity = _identity(event)
-                    if identity is not None and identity in self._seen:
-                        continue  # the agent replayed history the store already showed
-            if not self._closed and self.failure is None:
-                pending = self._pending
-                pending.append(event)
-                if type(event.kind) in _TRACKED:
-                    self._track(event)
-                if len(pending) >= self.batch_size:
-                    self._submit()  # handed to the writer thread; the read never waits for it
+                    self._add(event)
+                    self._refresh()  # from the next event on, the tap records
+                    return event
+                identity = _identity(event)
+                if identity is not None and identity in self._seen:
+                    continue  # the agent replayed history the store already showed
+            if self._tapped is None:
+                self._add(event)
             return event
 
-    def _add(self, event: Event) -> None:
-        if self._closed or self.failure is not None:
-            return
-        self._pending.append(event)
-        if type(event.kind) in _TRACKED:
-            self._track(event)
-
-    def _track(self, event: Event) -> None:
-        kind = event.kind
-        status: ThreadStatus | None = None
-        if isinstance(kind, StatusChanged):
-            status = _STATUS_OF.get(kind.status.value)
-        elif isinstance(kind, RequestOpened):
-            status = ThreadStatus.NEEDS_INPUT
-            self._submit_after = True
-        elif isinstance(kind, TurnStarted):
-            status = ThreadStatus.WORKING
-        elif isinstance(kind, TurnEnded):
-            if event.turn_info is None or not event.turn_info.parent_tool_id:
-                status = ThreadStatus.IDLE
-            self._submit_after = True
-        elif isinstance(kind, ContextUsage):
-            self._fields.update(used_tokens=kind.used_tokens, window_tokens=kind.window_tokens, cost_usd=kind.cost_usd)
-        elif isinstance(kind, SessionUpdated) and kind.info.resume_token:
-            self._fields["resume_token"] = kind.info.resume_token
-        if status is not None and status is not self._status:
-            self._status = status
-            self._fields["status"] = status.value
-        if self._submit_after:
-            self._submit_after = False
-            self._submit()
+    def _add(self, item: Event | _Fields) -> None:
+        if not self._closed:
+            self._inbox.append(item)
+            if type(item) is _Fields:
+                self._wake.set()
 
     # -- writing -------------------------------------------------------------------------------------
-    # The loop hands what it read to the recording's writer thread as a plain list (``_submit``: a list
-    # swap and a queue put, no await, no task); the thread encodes and writes it, taking every batch
-    # queued while it wrote into its next transaction. The loop never waits for a write, and no thread
-    # hop is made per batch (``flush`` and the block's end wait for the writer, once).
-    async def _ticker(self) -> None:
-        while True:
-            await anyio.sleep(self.flush_interval)
-            self._submit()
-
-    def _submit(self) -> None:
-        if (self._pending or self._fields) and self._writer is not None and not self._closed:
-            batch, self._pending = self._pending, []
-            fields, self._fields = self._fields, {}
-            self._queue.put((batch, fields, self.session.info().resume_token))
-
+    # The loop only appends to the inbox (the tap's ``list.append``, a prompt, a field); the writer thread
+    # takes what arrived every few milliseconds, tracks the thread's status, usage and resume token, and
+    # writes when it holds ``batch_size`` events, at a turn end or an open request, at ``flush``, or when
+    # ``flush_interval`` passed since its last write. The loop never waits for a write.
     async def flush(self) -> None:
         """Write what was read so far; raises the recording's ``failure`` (``StoreFull``, …) if it has one."""
-        self._submit()
         if self._writer is not None:
             written = threading.Event()
-            self._queue.put(written)
+            self._flushes.append(written)
+            self._wake.set()
             await anyio.to_thread.run_sync(written.wait)
         if self.failure is not None:
             raise self.failure
 
     def _write_loop(self) -> None:
-        """The writer thread: wait for batches, write each group queued together in one transaction."""
+        """The writer thread."""
+        pending: list[Event] = []  # coalesced: the events the next write stores
+        fields: dict[str, Any] = {}
+        idle_poll = min(_IDLE_POLL, self.flush_interval)
+        poll = idle_poll
+        last_write = time.monotonic()
+        inbox = self._inbox
         while True:
-            items = [self._queue.get()]
-            with contextlib.suppress(queue.Empty):
-                while True:
-                    items.append(self._queue.get_nowait())
-            batches: list[list[Event]] = []
-            fields: dict[str, Any] = {}
-            token: str | None = None
-            waiting: list[threading.Event] = []
-            stop = False
-            for item in items:
-                if item is None:
-                    stop = True
-                elif isinstance(item, threading.Event):
-                    waiting.append(item)
-                else:
-                    batch, more, token = item
-                    if batch:
-                        batches.append(batch)
-                    fields.update(more)
-            if batches or fields:
-                self._write(batches, fields, token)
-            for event in waiting:
-                event.set()
-            if stop:
+            self._wake.wait(poll)
+            self._wake.clear()
+            stopping = self._stopping  # read before the inbox: what came before the stop is in it
+            flushes = self._flushes[:]
+            del self._flushes[: len(flushes)]
+            taken = len(inbox)
+            force = False
+            if taken:
+                items = inbox[:taken]
+                del inbox[:taken]
+                if self.failure is None:
+                    force = self._absorb(items, pending, fields)
+                poll = _ACTIVE_POLL
+            else:
+                poll = min(poll * 2, idle_poll)
+            if (pending or fields) and self.failure is None:
+                now = time.monotonic()
+                if (
+                    force
+                    or stopping
+                    or flushes
+                    or len(pending) >= self.batch_size
+                    or now - last_write >= self.flush_interval
+                ):
+                    self._write(pending, fields)
+                    pending, fields, last_write = [], {}, now
+            for done in flushes:
+                done.set()
+            if stopping:
                 return
 
-    def _write(self, batches: list[list[Event]], fields: dict[str, Any], token: str | None) -> None:
+    def _absorb(self, items: list[Event | _Fields], pending: list[Event], fields: dict[str, Any]) -> bool:
+        """Take ``items`` into the pending events (coalesced: ``pending`` counts stored events) and fields; True
+        when one of them asks for a write now (a turn end, an open request). A run of plain deltas takes
+        C-level passes only."""
+        kinds = list(map(_kind_class, items))
+        force = False
+        if _WRITER_TRACKED.isdisjoint(kinds):
+            events: list[Event] = items  # type: ignore[assignment]
+        else:  # the tracked events and marks by index (C-level), the stretches between them sliced
+            events, classes, begin = [], [], 0
+            for index in compress(range(len(kinds)), map(_WRITER_TRACKED.__contains__, kinds)):
+                events += items[begin:index]  # type: ignore[arg-type]
+                classes += kinds[begin:index]
+                begin = index + 1
+                item, cls = items[index], kinds[index]
+                if isinstance(item, _Fields):
+                    fields.update(item)
+                    if "status" in item:
+                        self._status = ThreadStatus(item["status"])
+                    continue
+                events.append(item)
+                classes.append(cls)
+                force = self._track(item, fields) or force
+            events += items[begin:]  # type: ignore[arg-type]
+            classes += kinds[begin:]
+            kinds = classes
+        if events:
+            self._latest = max(self._latest, events[-1].occurred_at)  # a merged run keeps its first delta's time
+            merge_into(pending, coalesce(events, kinds))
+        return force
+
+    def _track(self, event: Event, fields: dict[str, Any]) -> bool:
+        kind = event.kind
+        status: ThreadStatus | None = None
+        force = False
+        if isinstance(kind, StatusChanged):
+            status = _STATUS_OF.get(kind.status.value)
+        elif isinstance(kind, RequestOpened):
+            status = ThreadStatus.NEEDS_INPUT
+            force = True
+        elif isinstance(kind, TurnStarted):
+            status = ThreadStatus.WORKING
+        elif isinstance(kind, TurnEnded):
+            if event.turn_info is None or not event.turn_info.parent_tool_id:
+                status = ThreadStatus.IDLE
+            force = True
+        elif isinstance(kind, ContextUsage):
+            fields.update(used_tokens=kind.used_tokens, window_tokens=kind.window_tokens, cost_usd=kind.cost_usd)
+        elif isinstance(kind, SessionUpdated) and kind.info.resume_token:
+            fields["resume_token"] = kind.info.resume_token
+        if status is not None and status is not self._status:
+            self._status = status
+            fields["status"] = status.value
+        return force
+
+    def _write(self, batch: list[Event], fields: dict[str, Any]) -> None:
         thread = self._thread
         if self.failure is not None or thread is None:
             return
-        batch = batches[0] if len(batches) == 1 else [event for part in batches for event in part]
-        start = self._next_position
-        if batch:
-            fields["event_count"] = start + len(batch) - 1
-            fields["updated_us"] = to_micros(max(batch[-1].occurred_at, thread.updated_at))
-        if token and token != thread.resume_token and "resume_token" not in fields:
-            fields["resume_token"] = token
         store = self.store
         try:
+            start = self._next_position
+            if batch:
+                fields["event_count"] = start + len(batch) - 1
+                fields["updated_us"] = to_micros(max(self._latest, thread.updated_at))
+            token = self.session.info().resume_token
+            if token and token != thread.resume_token and "resume_token" not in fields:
+                fields["resume_token"] = token
             lines, text = encode_batch(batch)
             with store._db_lock:
                 store._backend.append(thread.id, start, lines, text, fields)

@@ -1,7 +1,7 @@
 """A host process that records mock turns into a store (the kill and two-process tests run it).
 
 ``record_host.py DB kill N``: one turn of N text deltas, then "LAST", then the agent stalls mid-turn;
-prints ``THREAD id`` at the start and ``READ count`` (events read, the prompt counted) after "LAST".
+prints ``THREAD id`` at the start and ``READ sequence`` (the sequence of the "LAST" delta) after it.
 ``record_host.py DB many THREADS DELTAS``: THREADS recorded sessions of one turn each, then ``DONE``.
 """
 
@@ -26,11 +26,9 @@ async def kill(path: str, n: int) -> None:
         async with session, store.record(session, events, batch_size=64, flush_interval=0.05) as recording:
             print(f"THREAD {recording.thread.id}", flush=True)
             await recording.prompt("go")
-            count = 1
             async for event in recording:
-                count += 1
                 if isinstance(event.kind, TextDelta) and event.kind.text == "LAST":
-                    print(f"READ {count}", flush=True)
+                    print(f"READ {event.sequence}", flush=True)
 
 
 async def many(path: str, threads: int, deltas: int) -> None:
