@@ -102,15 +102,15 @@ def _fast_dumps(event: Event) -> str | None:
 MERGED_TEXT_LIMIT = 32_768
 """The most text (characters) one stored delta gathers from a run of deltas (see `coalesce`)."""
 
-_kind_class: Callable[[Event], type] = attrgetter("kind.__class__")
-_text_of: Callable[[Event], str] = attrgetter("kind.text")
+_kind_of: Callable[[Event], EventKind] = attrgetter("kind")
+_text: Callable[[EventKind], str] = attrgetter("text")
 _session_of: Callable[[Event], str] = attrgetter("session_id")
 _turn_of: Callable[[Event], Any] = attrgetter("turn_info")
 _extensions_of: Callable[[Event], Any] = attrgetter("extensions")
-_ID_OF: dict[type, Callable[[Event], str]] = {
-    TextDelta: attrgetter("kind.message_id"),
-    ReasoningDelta: attrgetter("kind.message_id"),
-    ToolOutputDelta: attrgetter("kind.tool_id"),
+_ID_OF: dict[type, Callable[[EventKind], str]] = {  # on the kind
+    TextDelta: attrgetter("message_id"),
+    ReasoningDelta: attrgetter("message_id"),
+    ToolOutputDelta: attrgetter("tool_id"),
 }
 _RUN_KEY: dict[type, Callable[[Event], tuple[Any, ...]]] = {  # what a run of merged deltas shares
     TextDelta: attrgetter("kind.message_id", "session_id", "turn_info", "extensions"),
@@ -119,30 +119,30 @@ _RUN_KEY: dict[type, Callable[[Event], tuple[Any, ...]]] = {  # what a run of me
 }
 
 
-def coalesce(events: list[Event], classes: list[type] | None = None) -> list[Event]:
+def coalesce(events: list[Event], kinds: list[EventKind] | None = None, *, one_session: bool = False) -> list[Event]:
     """``events`` with each run of back-to-back deltas of one message (text, reasoning) or one tool's
     output, of one session and turn and without extensions, stored as one delta: the run's text joined
     (at most `MERGED_TEXT_LIMIT` characters a delta; a longer run is cut between deltas), the time of the
     run's first delta and the sequence of its last, so "after event N" keeps its meaning. The engine's
     own buffer merges deltas the same way while a reader lags; what a transcript shows is unchanged, and a
-    recording's writer encodes and writes a few events where a flood read thousands. ``classes``: the
-    events' kind classes, when the caller has them.
+    recording's writer encodes and writes a few events where a flood read thousands. ``kinds``: the
+    events' kinds, when the caller has them; ``one_session``: the events are known to share a session.
 
     The common case (a run of one message) is checked with C-level passes over the run, no Python
     code an event: it runs in the writer thread, under the GIL the app's reader needs."""
-    if classes is None:
-        classes = list(map(_kind_class, events))
+    if kinds is None:
+        kinds = list(map(_kind_of, events))
+    classes = list(map(type, kinds))
     if TextDelta not in classes and ReasoningDelta not in classes and ToolOutputDelta not in classes:
         return events
     out: list[Event] = []
     start = 0
     for cls, run in groupby(classes):
         end = start + len(list(run))
-        key = _RUN_KEY.get(cls)
-        if key is None or end - start == 1:
+        if cls not in _RUN_KEY or end - start == 1:
             out.extend(events[start:end])
         else:
-            _merge_runs(events[start:end], cls, key, out)
+            _merge_runs(events[start:end], kinds[start:end], cls, out, one_session)
         start = end
     return out
 
@@ -151,38 +151,39 @@ def _same(values: list[Any]) -> bool:
     return values.count(values[0]) == len(values)
 
 
-def _merge_runs(run: list[Event], cls: type, key: Callable[[Event], tuple[Any, ...]], out: list[Event]) -> None:
-    """Append ``run`` (deltas of class ``cls``) to ``out``, each stretch of one run key merged."""
+def _merge_runs(run: list[Event], kinds: list[EventKind], cls: type, out: list[Event], one_session: bool) -> None:
+    """Append ``run`` (deltas of class ``cls``; ``kinds`` theirs) to ``out``, each stretch of one run key
+    merged."""
     # one message, session, turn and extensions: the flood's case, checked a field at a time (lists of the
     # events' own values: no new object an event, so no work for the collector)
     if (
-        _same(list(map(_ID_OF[cls], run)))
+        _same(list(map(_ID_OF[cls], kinds)))
         and _same(list(map(_turn_of, run)))
-        and _same(list(map(_session_of, run)))
+        and (one_session or _same(list(map(_session_of, run))))
         and not any(map(_extensions_of, run))
     ):
-        _merge_one(run, out)
+        _merge_one(run, kinds, out)
         return
-    keys = list(map(key, run))
+    keys = list(map(_RUN_KEY[cls], run))
     begin = 0  # split where the key changes (rare; a Python pass over the run)
     for index in range(1, len(run) + 1):
         if index == len(run) or keys[index] != keys[begin]:
-            _merge_one(run[begin:index], out)
+            _merge_one(run[begin:index], kinds[begin:index], out)
             begin = index
 
 
-def _merge_one(run: list[Event], out: list[Event]) -> None:
+def _merge_one(run: list[Event], kinds: list[EventKind], out: list[Event]) -> None:
     """``run``'s deltas share class, id, session, turn and extensions: append them merged (when they
     have no extensions)."""
     head = run[0]
     if len(run) == 1 or head.extensions:
         out.extend(run)
         return
-    text = "".join(map(_text_of, run))
+    text = "".join(map(_text, kinds))
     if len(text) <= MERGED_TEXT_LIMIT:
         out.append(attrs.evolve(head, sequence=run[-1].sequence, kind=_with_text(head.kind, text)))
         return
-    texts = list(map(_text_of, run))
+    texts = list(map(_text, kinds))
     ends = list(accumulate(map(len, texts)))
     begin = 0
     while begin < len(run):

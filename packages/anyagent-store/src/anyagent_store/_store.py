@@ -659,7 +659,7 @@ class _Fields(dict):  # type: ignore[type-arg]
     kind = _FieldsMark()
 
 
-_kind_class: Callable[[Event | _Fields], type] = attrgetter("kind.__class__")
+_kind_of: Callable[[Event | _Fields], Any] = attrgetter("kind")
 _WRITER_TRACKED = _TRACKED | {_FieldsMark}
 _ACTIVE_POLL = 0.005  # how often the writer looks at its inbox while events arrive
 _IDLE_POLL = 0.05  # the longest it sleeps between looks once they stop (never above flush_interval)
@@ -981,31 +981,32 @@ class Recording:
         """Take ``items`` into the pending events (coalesced: ``pending`` counts stored events) and fields; True
         when one of them asks for a write now (a turn end, an open request). A run of plain deltas takes
         C-level passes only."""
-        kinds = list(map(_kind_class, items))
+        kinds = list(map(_kind_of, items))
+        classes = list(map(type, kinds))
         force = False
-        if _WRITER_TRACKED.isdisjoint(kinds):
+        if _WRITER_TRACKED.isdisjoint(classes):
             events: list[Event] = items  # type: ignore[assignment]
         else:  # the tracked events and marks by index (C-level), the stretches between them sliced
-            events, classes, begin = [], [], 0
-            for index in compress(range(len(kinds)), map(_WRITER_TRACKED.__contains__, kinds)):
+            events, taken, begin = [], [], 0
+            for index in compress(range(len(classes)), map(_WRITER_TRACKED.__contains__, classes)):
                 events += items[begin:index]  # type: ignore[arg-type]
-                classes += kinds[begin:index]
+                taken += kinds[begin:index]
                 begin = index + 1
-                item, cls = items[index], kinds[index]
+                item = items[index]
                 if isinstance(item, _Fields):
                     fields.update(item)
                     if "status" in item:
                         self._status = ThreadStatus(item["status"])
                     continue
                 events.append(item)
-                classes.append(cls)
+                taken.append(kinds[index])
                 force = self._track(item, fields) or force
             events += items[begin:]  # type: ignore[arg-type]
-            classes += kinds[begin:]
-            kinds = classes
+            taken += kinds[begin:]
+            kinds = taken
         if events:
             self._latest = max(self._latest, events[-1].occurred_at)  # a merged run keeps its first delta's time
-            merge_into(pending, coalesce(events, kinds))
+            merge_into(pending, coalesce(events, kinds, one_session=True))  # a recording is of one session
         return force
 
     def _track(self, event: Event, fields: dict[str, Any]) -> bool:
