@@ -348,3 +348,52 @@ def test_login_methods_run_this_installation_with_the_session_config_home(tmp_pa
     assert isinstance(second, TerminalLogin) and second.command == ("other", "x")  # not this agent's binary
     assert third == EnvVarLogin("TINY_KEY")
     assert toolkit.login_methods(installation, None, options) == ()
+
+
+async def test_fast_frame_sends_its_event_in_place_of_on_frame() -> None:
+    """``DriverLoop(fast_frame=...)``: the event it returns for a frame is sent as is and
+    ``on_frame`` does not see that frame; None hands the frame to ``on_frame``; an exception in
+    either is one frame the adapter could not handle (a diagnostic), never the end of the
+    reading; the order holds."""
+    frames: list[Any] = [{"fast": "a"}, {"slow": 1}, {"fastboom": 2}, {"fast": "b"}, {"boom": 3}, {"fast": "c"}]
+    handled: list[Any] = []
+
+    def fast(frame: dict[str, Any]) -> seam.DriverEvent | None:
+        if "fastboom" in frame:
+            raise ValueError("a bug in the fast path")
+        return seam.Content(TextDelta("m1", frame["fast"])) if "fast" in frame else None
+
+    async def on_frame(frame: dict[str, Any]) -> None:
+        if "boom" in frame:
+            raise KeyError("a bug in the translator")
+        handled.append(frame)
+
+    async def on_command(command: seam.DriverCommand) -> None:
+        pass
+
+    class Source:
+        def receive_nowait(self) -> Any:
+            if not frames:
+                raise anyio.WouldBlock
+            return frames.pop(0)
+
+        async def receive(self) -> Any:
+            raise anyio.EndOfStream
+
+    loop: toolkit.DriverLoop[dict[str, Any]] = toolkit.DriverLoop(on_frame, on_command, fast_frame=fast)
+    commands_tx, commands_rx = anyio.create_memory_object_stream[seam.DriverCommand](math.inf)
+    events_tx, events_rx = anyio.create_memory_object_stream[seam.DriverEvent](math.inf)
+    link = seam.DriverLink(commands_rx, events_tx)
+    loop._link, loop.send = link, link.send  # type: ignore[method-assign]  # what ``run`` does
+    await loop._read_frames(Source(), loop._generation, toolkit._Exit())
+    assert handled == [{"slow": 1}]
+    sent = []
+    while True:
+        try:
+            kind = events_rx.receive_nowait().kind  # type: ignore[union-attr]
+        except anyio.WouldBlock:
+            break
+        sent.append(kind.text if isinstance(kind, TextDelta) else kind.diagnostic.code)
+    assert sent == ["a", DiagnosticCode.FRAME_ERROR, "b", DiagnosticCode.FRAME_ERROR, "c"]
+    for stream in (commands_tx, commands_rx, events_tx, events_rx):
+        stream.close()

@@ -13,7 +13,6 @@ import anyio
 import httpx
 import pytest
 
-from anyagent import TextDelta, seam
 from anyagent.wire import HttpWire, SseStream
 from anyagent_opencode import adapter as adapter_module
 from anyagent_opencode.adapter import EventSource
@@ -74,37 +73,31 @@ def test_heard_arms_the_watch_and_ends_a_run_of_failures() -> None:
     assert source.receive_nowait() == "not json"  # not JSON: its text
 
 
-def test_a_heartbeat_read_in_a_flood_arms_the_watch(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The driver hands every event it reads in full to ``heard`` (a heartbeat is never a fast text
-    delta): a heartbeat among buffered deltas arms the stall watch (before: the source checked
-    each event itself)."""
+def test_a_heartbeat_read_in_a_flood_arms_the_watch() -> None:
+    """The driver hands every event it reads in full (all but the text deltas the loop's
+    ``fast_frame`` took) to ``heard``: a heartbeat among buffered deltas arms the stall watch
+    (before: the source checked each event itself)."""
     heard: list[object] = []
     driver = object.__new__(adapter_module.OpencodeDriver)
     driver.translator = Translator(SID)
-    driver._snapshot_only = set()
     driver.events = cast(EventSource, type("E", (), {"heard": staticmethod(heard.append)})())
     applied: list[Any] = []
 
     async def apply(out: Any) -> None:
-        applied.append(out)
-
-    sent: list[seam.DriverEvent] = []
-
-    async def send(event: seam.DriverEvent) -> None:
-        sent.append(event)
+        applied.append(out.events)
 
     driver._apply = apply  # type: ignore[method-assign]
-    driver.loop = cast(Any, type("L", (), {"send": staticmethod(send)})())
     beat = {"type": "server.heartbeat", "properties": {}}
-    delta = {"type": "message.part.delta", "properties": dict(sessionID=SID, messageID="m", partID="p", field="text")}
-    delta["properties"]["delta"] = "hi"
+    props = {"sessionID": "ses_child", "messageID": "m", "partID": "p", "field": "text", "delta": "hi"}
+    delta = {"type": "message.part.delta", "properties": props}  # not ours: not fast
 
     async def main() -> None:
+        assert driver.translator.fast_delta(delta) is None
         await driver._on_frame(delta)
         await driver._on_frame(beat)
 
     anyio.run(main)
-    assert sent == [seam.Content(TextDelta("m", "hi"))] and heard == [beat] and len(applied) == 1
+    assert heard == [delta, beat] and applied == [[], []]
 
 
 @pytest.mark.parametrize("frame", [None, 3, "x", [], ["properties"], {}, {"properties": None}, object()])

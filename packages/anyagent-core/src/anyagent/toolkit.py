@@ -345,7 +345,11 @@ class _Exit:
 class DriverLoop(Generic[F]):
     """The run loop of one driver; see the module docstring. Generic in the frame type ``F``.
 
-    ``on_frame(frame)`` gets every frame but bad lines and strays, in wire order;
+    ``on_frame(frame)`` gets every frame but bad lines and strays, in wire order; ``fast_frame``
+    (optional, synchronous) sees each of those frames first, and the event it returns for one is
+    sent to the engine as is, in place of ``on_frame`` (the flood's path: no coroutine of the
+    adapter's per text delta; None hands the frame to ``on_frame``; an exception in either is a
+    frame the adapter could not handle);
     ``on_command(command)`` every ``DriverCommand`` but ``Close``, in order. ``on_exit(error)``
     runs when the agent's output ends by itself, before ``Exited`` is sent (fail waiters
     there); ``cleanup()`` runs first in ``shutdown`` (stop terminals, side tasks). ``name`` is how
@@ -358,6 +362,7 @@ class DriverLoop(Generic[F]):
         on_frame: Callable[[F], Awaitable[None]],
         on_command: Callable[[seam.DriverCommand], Awaitable[None]],
         *,
+        fast_frame: Callable[[F], seam.DriverEvent | None] | None = None,
         recorder: WireRecorder | None = None,
         on_exit: Callable[[AgentError], Awaitable[None]] | None = None,
         cleanup: Callable[[], Awaitable[None]] | None = None,
@@ -366,6 +371,7 @@ class DriverLoop(Generic[F]):
         name: str = "the agent",
     ) -> None:
         self._on_frame = on_frame
+        self._fast_frame = fast_frame
         self._on_command = on_command
         self._on_exit = on_exit
         self._cleanup = cleanup
@@ -482,6 +488,8 @@ class DriverLoop(Generic[F]):
 
     async def _read_frames(self, source: FrameSource[F | BadLine | Stray], generation: int, leader: _Exit) -> None:
         on_frame = self._on_frame
+        fast = self._fast_frame
+        send = self.send  # the link's own while the loop runs (``run`` sets it before the readers start)
         recorder = self.recorder
         # frames already read from the pipe are taken without a wait (and without a cancel scope:
         # only a wait for the pipe can outlast the leader)
@@ -522,7 +530,11 @@ class DriverLoop(Generic[F]):
                 await self.diagnostic(f"{self.name} {what}", code, DiagnosticLevel.INFO, raw)
             else:
                 try:
-                    await on_frame(frame)  # type: ignore[arg-type]  # not a BadLine or Stray here
+                    event = fast(frame) if fast is not None else None  # type: ignore[arg-type]  # ditto
+                    if event is not None:
+                        await send(event)
+                    else:
+                        await on_frame(frame)  # type: ignore[arg-type]  # not a BadLine or Stray here
                 except Exception as exc:  # one frame we could not handle never ends the session
                     await self._frame_failed(frame, exc)
             if recorder is not None and recorder.failure is not None:

@@ -295,6 +295,7 @@ class OpencodeDriver(seam.Driver):
         self.loop: toolkit.DriverLoop[object] = toolkit.DriverLoop(
             self._on_frame,
             self._on_command,
+            fast_frame=self.translator.fast_delta,
             recorder=launch.recorder,
             cleanup=self._cleanup,
             eof_grace=0.0,  # opencode's server ignores stdin EOF: SIGTERM at once (it exits in ~50 ms)
@@ -308,7 +309,6 @@ class OpencodeDriver(seam.Driver):
         self._busy = False
         self._cancelled = False
         self._error: str | None = None
-        self._snapshot_only: set[str] = set()
         self._known: set[str] = set()  # the message ids known when the current turn started
         # messages older than this (epoch ms) are history, never caught up: a new or forked
         # session's creation (a fork's copies keep their times), or now for a resumed one
@@ -426,23 +426,16 @@ class OpencodeDriver(seam.Driver):
     # -- frames
 
     async def _on_frame(self, frame: object) -> None:
-        if not self._snapshot_only:
-            fast = self.translator.fast_delta(frame)  # the flood's path: our session's text deltas
-            if fast is not None:
-                await self.loop.send(fast)  # the link's own send: frames are read only while the loop runs
-                return
-        elif type(frame) is dict and frame.get("type") == "message.part.delta":
+        """Every frame but the text deltas ``Translator.fast_delta`` takes (the loop's
+        ``fast_frame``: the flood's path, sent to the engine as they come)."""
+        if type(frame) is dict and frame.get("type") == "message.part.delta":
             props = frame.get("properties")
-            if type(props) is dict and props.get("partID") in self._snapshot_only:
+            if type(props) is dict and props.get("partID") in self.translator.snapshot_only:
                 return  # after a resync this part's text comes from its snapshots only
-            fast = self.translator.fast_delta(frame)
-            if fast is not None:
-                await self.loop.send(fast)
-                return
-        if isinstance(frame, _Resync):
+        elif isinstance(frame, _Resync):
             await self._resync()
             return
-        if isinstance(frame, _GaveUp):
+        elif isinstance(frame, _GaveUp):
             await self._gave_up(frame.reason)
             return
         self.events.heard(frame)  # a heartbeat is never a text delta: the fast path skips this
@@ -528,7 +521,7 @@ class OpencodeDriver(seam.Driver):
             for part in j.arr(j.obj(entry).get("parts")):
                 part_id = j.nonempty(j.obj(part).get("id"))
                 if part_id is not None:
-                    self._snapshot_only.add(part_id)  # its later deltas may repeat what the snapshot holds
+                    self.translator.snapshot_only.add(part_id)  # its later deltas may repeat what the snapshot holds
         for event in self.translator.catch_up(recent, session):
             await self.loop.send(event)
         return recent

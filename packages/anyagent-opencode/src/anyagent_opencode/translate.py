@@ -191,6 +191,9 @@ class Translator:
         self._roles: dict[str, str] = {}
         self._kinds: dict[str, str] = {}
         self._sent: dict[str, int] = {}
+        self.snapshot_only: set[str] = set()
+        """Parts whose text comes from their snapshots only (after a resync, the driver's to fill):
+        ``fast_delta`` leaves their deltas to the driver, which drops them."""
         self._tools: dict[str, tuple[Any, ...]] = {}
         self._tool_names: dict[str, str] = {}
         self._finished: set[str] = set()
@@ -242,6 +245,8 @@ class Translator:
         except (KeyError, TypeError):
             return None
         if type(delta) is not str or not delta or type(part_id) is not str or not part_id:
+            return None
+        if part_id in self.snapshot_only:
             return None
         if type(message_id) is not str or self._kinds.get(part_id, "text") != "text":
             return None
