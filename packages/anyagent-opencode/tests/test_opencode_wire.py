@@ -306,8 +306,9 @@ async def test_a_listed_slash_command_goes_to_the_command_route(tmp_path: Path) 
     assert [type(e.stop) for e in kinds(events, TurnEnded)] == [Completed]
 
 
-async def _cancelled_then_next(tmp_path: Path, timeline: Timeline) -> tuple[list[Any], list[Any], float]:
-    """Prompt, cancel once text streams, then prompt again: both turns' events, and how long close took."""
+async def _cancelled_then_next(tmp_path: Path, timeline: Timeline) -> tuple[list[Any], list[Any], float, float]:
+    """Prompt, cancel once text streams, then prompt again: both turns' events, how long the second
+    turn took from its prompt to its end, and how long close took."""
     installation = replay_installation(tmp_path / "bin", timeline.write(tmp_path / "t.jsonl"))
     async with runtime_with_env(dict(os.environ)) as runtime:
         session, events = await runtime.open(installation, SessionOptions.in_dir(tmp_path))
@@ -316,11 +317,12 @@ async def _cancelled_then_next(tmp_path: Path, timeline: Timeline) -> tuple[list
         await reader.kind(TextDelta)
         await session.cancel()
         first = await reader.turn()
+        prompted = anyio.current_time()
         await session.prompt("second")
         second = await reader.turn(timeout=15.0)  # well inside the HTTP client's 60 s timeout
         started = anyio.current_time()
         await session.close()
-        return first, second, anyio.current_time() - started
+        return first, second, started - prompted, anyio.current_time() - started
 
 
 async def test_an_abort_never_answered_blocks_neither_the_next_prompt_nor_close(tmp_path: Path) -> None:
@@ -342,9 +344,12 @@ async def test_an_abort_never_answered_blocks_neither_the_next_prompt_nor_close(
     t.event(stream, "message.part.updated", sessionID=SID, part=_part("again", True, "prt_2", second))
     _status(stream, t, "idle")
     t.event(stream, "session.idle", sessionID=SID)
-    first, after, closing = await _cancelled_then_next(tmp_path, t)
+    first, after, answered, closing = await _cancelled_then_next(tmp_path, t)
     assert [type(e.stop) for e in kinds(first, TurnEnded)] == [Cancelled]
     assert text_of(after) == "again" and [type(e.stop) for e in kinds(after, TurnEnded)] == [Completed]
+    # the abort waits beside the command loop, not in it: the next prompt is not held until the
+    # abort's own bound (ABORT_TIMEOUT) either
+    assert answered < adapter_module.ABORT_TIMEOUT / 2, f"the next prompt's turn took {answered:.1f} s"
     assert closing < 2.0
 
 
