@@ -10,6 +10,11 @@ Behaviour comes from the environment:
   control subtypes answered with an error; ``FAKE_CLAUDE_FAST_FAILS`` — a launch with fast mode
   on exits before its handshake; ``FAKE_CLAUDE_TOOLS`` — the tools ``system/init`` lists (JSON;
   default: without ``TodoWrite``, as claude 2.1.332 lists them for SDK sessions).
+
+``FAKE_CLAUDE_MODE=ignores_interrupt`` plays a cancel confirmed late (issue 28 item 3a): the first
+turn streams a delta every 20 ms for ``FAKE_CLAUDE_STREAM_ON`` seconds (default 1.5) without reading
+stdin, so an ``interrupt`` waits unread, then ends the turn itself; the interrupt is then answered
+with no result of its own, and later turns echo.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ REFUSE = set(filter(None, os.environ.get("FAKE_CLAUDE_REFUSE", "").split(",")))
 FAST_FAILS = bool(os.environ.get("FAKE_CLAUDE_FAST_FAILS"))
 TOOLS = json.loads(os.environ.get("FAKE_CLAUDE_TOOLS", '["Task", "Bash", "Edit", "Read"]'))
 SESSION = "fake-session"
+STREAM_ON = float(os.environ.get("FAKE_CLAUDE_STREAM_ON", "1.5"))
+TURNS = [0]
 
 INIT = {
     "commands": [{"name": "review", "description": "Review", "argumentHint": ""}],
@@ -143,7 +150,9 @@ def control(frame: dict[str, Any], turn_user: str | None) -> None:
     elif subtype == "get_usage":
         respond(request_id, json.loads(USAGE)) if USAGE else respond(request_id, error="no usage")
     elif subtype == "interrupt":
-        if MODE == "queued_cancel":
+        if MODE == "ignores_interrupt":
+            respond(request_id, {"still_queued": []})  # too late: the turn already ended itself
+        elif MODE == "queued_cancel":
             respond(request_id, {"cancelled": [turn_user]})
         else:
             respond(request_id, {"still_queued": []})
@@ -159,7 +168,18 @@ def turn(frame: dict[str, Any]) -> None:
     text = (
         content if isinstance(content, str) else " ".join(b.get("text", "") for b in content if b.get("type") == "text")
     )
-    if MODE == "garbage":
+    TURNS[0] += 1
+    if MODE == "ignores_interrupt" and TURNS[0] == 1:
+        usage = {"input_tokens": 10, "output_tokens": 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        out({"type": "stream_event", "event": {"type": "message_start", "message": {"id": "long", "usage": usage}}})
+        until = time.monotonic() + STREAM_ON
+        while time.monotonic() < until:
+            delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}}
+            out({"type": "stream_event", "event": delta})
+            time.sleep(0.02)
+        out({"type": "stream_event", "event": {"type": "message_stop"}})
+        result()
+    elif MODE == "garbage":
         out("this is not json")
         out("[1, 2, 3]")
         out({"type": "brand_new_frame", "x": 1})

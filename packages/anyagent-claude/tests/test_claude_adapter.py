@@ -329,6 +329,36 @@ async def test_cancel_ends_the_turn_once_with_or_without_a_result(tmp_path: Path
     assert len(interrupts) == 1
 
 
+@pytest.mark.parametrize("wait", [0.4, 0.0], ids=["prompt-after-late-output", "prompt-at-once"])
+async def test_output_past_the_cancel_deadline_never_wedges_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wait: float
+) -> None:
+    """Issue 28 item 3a on claude's wire: claude leaves the interrupt unread and streams on past the
+    engine's cancel deadline, then ends the old turn itself. That output opens no turn of its own,
+    and the next prompt (sent once the late output flows, or at once) runs and completes (before the
+    engine's fix: an agent turn nothing ended, every later prompt Queued forever)."""
+    import anyagent._engine as engine_module
+
+    monkeypatch.setattr(engine_module, "CANCEL_GRACE", 0.3)
+    fake = Fake(tmp_path, "ignores_interrupt", FAKE_CLAUDE_STREAM_ON="1.5")
+    async with runtime_with_env(fake.env) as runtime:
+        session, events = await runtime.open(fake.agent, fake.options())
+        async with session:
+            reader = EventReader(events, timeout=WAIT)
+            await session.prompt("first")
+            await reader.until(TextDelta)
+            await session.cancel()
+            first = await reader.turn()
+            assert kinds(first, TurnEnded) == [TurnEnded(Cancelled())]  # the engine's deadline
+            await anyio.sleep(wait)  # claude streams on into the idle session
+            await session.prompt("second")
+            second = await reader.turn()
+            assert kinds(second, TurnEnded) == [TurnEnded(Completed())], kinds(second, TurnEnded)
+            assert text_of(second).endswith("echo: second ")
+    origins = [type(e.origin).__name__ for e in kinds(reader.seen, TurnStarted)]
+    assert origins == ["PromptOrigin", "PromptOrigin"]  # no agent turn opened by the late output
+
+
 async def test_attachments_inline_images_and_list_every_path(tmp_path: Path) -> None:
     fake = Fake(tmp_path)
     image = tmp_path / "shot.png"
