@@ -543,3 +543,37 @@ def test_streamed_output_is_bounded_in_rate_and_size() -> None:
     feed("running", huge)
     feed("completed", huge)
     assert "".join(sent) == huge[:STREAM_LIMIT]
+
+
+@pytest.mark.parametrize(
+    ("recording", "command", "output"),
+    [("basics.jsonl", "echo always-ran", "always-ran\n"), ("reconnects.jsonl", "echo lost", "lost\n")],
+)
+def test_a_real_running_commands_output_streams_before_it_completes(recording: str, command: str, output: str) -> None:
+    """Issue 28 item 8 on real frames: opencode 1.18.33's recordings carry a running bash's output in
+    ``metadata.output`` before the tool completes; it is a ``ToolOutputDelta`` there, ahead of the
+    ``COMPLETED`` update, and the deltas add up to the output once (before: nothing until completion)."""
+    path = Path(__file__).parent / "recordings" / recording
+    frames = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        http = json.loads(line).get("_http")
+        if isinstance(http, dict) and http.get("kind") == "sse" and isinstance(http.get("data"), dict):
+            frames.append(http["data"])
+    session_id = next(f["properties"]["sessionID"] for f in frames if "sessionID" in f.get("properties", {}))
+    now = [0.0]
+    translator = Translator(session_id, clock=lambda: now[0])
+    seen: list[Any] = []
+    for frame in frames:
+        now[0] += STREAM_INTERVAL  # the recording's pace is not replayed: let every snapshot through
+        seen.extend(e.kind for e in translator.feed(frame).events if isinstance(e, seam.Content))
+    tools = [k.tool for k in seen if isinstance(k, ToolUpdated) and k.tool.input.command == command]
+    assert tools, f"no {command!r} tool in {recording}"
+    tool_id = tools[0].id
+    deltas = [n for n, k in enumerate(seen) if isinstance(k, ToolOutputDelta) and k.tool_id == tool_id]
+    completed = next(
+        n
+        for n, k in enumerate(seen)
+        if isinstance(k, ToolUpdated) and k.tool.id == tool_id and k.tool.status == ToolStatus.COMPLETED
+    )
+    assert deltas and deltas[0] < completed, "the running command's output waited for its completion"
+    assert "".join(seen[n].text for n in deltas) == output
