@@ -881,6 +881,7 @@ async def check_dropped_handles_reap(subject: Subject, workdir: Path) -> None:
     before = _children()
     async with launch.runtime as runtime:
         session, events = await _open(runtime, launch)
+        await anyio.sleep(0.5)  # settled after open (an HTTP agent's event stream is open by then)
         del session, events
         gc.collect()
         with anyio.fail_after(15):
