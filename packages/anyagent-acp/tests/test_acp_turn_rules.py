@@ -276,11 +276,6 @@ async def test_output_past_the_cancel_deadline_never_wedges_the_session(
     await _late_cancel(tmp_path, monkeypatch, stop, wait)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the driver attributes every update after the next session/prompt to it; the old prompt's late "
-    "output lands in the next turn",
-)
 @_LATE_CASES
 async def test_output_past_the_cancel_deadline_never_joins_the_next_prompts_turn(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: str, wait: float

@@ -83,6 +83,12 @@ from .translate import AcpCode
 __all__ = ["AcpDriver", "Handshaken", "config_call"]
 
 _CHARS_PER_TOKEN = 4
+CANCELLED_PROMPT_HOLD = 3.0
+"""Seconds the next ``session/prompt`` waits for the agent's own end of a prompt we cancelled (its
+answer, or v2's idle ``state_update``) when the engine gave up on that prompt first. ACP updates
+name no prompt: whatever the agent streams before the next prompt is written is the old prompt's,
+and the engine drops it (the new turn awaits its ``TurnAck``). An agent that never ends a
+cancelled prompt gets the next one after this bound."""
 _AUTH_CODES = frozenset({AcpCode.AUTH_REQUIRED, 401})  # 401: agents that pass their API's status through
 _CONTENT_UPDATES = frozenset(
     {
@@ -149,6 +155,7 @@ class _Prompt:
     said: str = ""  # the start of its agent text, kept only for the ``wedged_reply`` quirk
     accepted: bool = False  # v2: the agent answered it (acceptance; the turn ends in a state_update)
     echo: translate.PromptEcho | None = None  # v1: its echo, watched for in the user chunks
+    ended: anyio.Event | None = None  # set when it ends, for a next prompt that waits for that
 
 
 @attrs.define
@@ -784,6 +791,13 @@ class AcpDriver(seam.Driver):
             sent.rpc_id = None
 
     async def _start_turn(self, value: Input, turn_id: str) -> None:
+        old = self._prompt
+        if old is not None and old.cancel_requested and old.rpc_id is not None:
+            # the engine ended a prompt we cancelled before the agent did (CANCEL_GRACE): until the
+            # agent ends it, what it streams is that prompt's, never the next one's (issue 28 3a/3b)
+            old.ended = anyio.Event()
+            with anyio.move_on_after(CANCELLED_PROMPT_HOLD):
+                await old.ended.wait()
         await self.loop.send(seam.TurnAck())
         if self._wedged is not None:  # the agent would only queue it (hermes 0.19 after a failed cancel)
             await self.loop.send(seam.TurnEnd(Failed(self._wedged), turn_id=turn_id))
@@ -922,6 +936,8 @@ class AcpDriver(seam.Driver):
 
     async def _finish_turn(self, stop: StopReason, turn_id: str | None = None) -> None:
         """Close the message being streamed, add cursor's estimate, then report the turn's end."""
+        if self._prompt is not None and self._prompt.ended is not None:
+            self._prompt.ended.set()
         self._prompt = None
         await self._end_message()
         self._session_chars += self._turn_chars
