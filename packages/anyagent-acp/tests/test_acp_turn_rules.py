@@ -222,7 +222,9 @@ async def test_a_prompt_after_a_cancel_the_agent_never_answers_still_reaches_it(
             assert kinds(turn, TurnEnded) == [TurnEnded(Completed())]
 
 
-async def _late_cancel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: str, wait: float) -> list[list[Event]]:
+async def _late_cancel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: str, wait: float, version: str = "1"
+) -> list[list[Event]]:
     """Issue 28 items 3a and 3b on ACP's wire (``agents/late_cancel_agent.py``): the agent leaves
     ``session/cancel`` unanswered, streams on for 1.2 s past the engine's cancel deadline (0.3 s),
     then answers the old ``session/prompt`` itself (``stop``); it answers in order, so a prompt sent
@@ -236,7 +238,7 @@ async def _late_cancel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: st
     monkeypatch.setattr(engine_module, "CANCEL_GRACE", 0.3)
     log = tmp_path / "late.log"
     monkeypatch.setenv("LATE_LOG", str(log))
-    agent = AgentInstallation.acp("late", sys.executable, [str(AGENTS / "late_cancel_agent.py"), stop])
+    agent = AgentInstallation.acp("late", sys.executable, [str(AGENTS / "late_cancel_agent.py"), stop, version])
     async with opened(tmp_path, agent=agent) as (session, reader):
         await session.prompt("first")
         await reader.until(TextDelta)
@@ -276,12 +278,14 @@ async def test_output_past_the_cancel_deadline_never_wedges_the_session(
     await _late_cancel(tmp_path, monkeypatch, stop, wait)
 
 
+@pytest.mark.parametrize("version", ["1", "2"], ids=["v1", "v2"])
 @_LATE_CASES
 async def test_output_past_the_cancel_deadline_never_joins_the_next_prompts_turn(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: str, wait: float
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: str, wait: float, version: str
 ) -> None:
     """The next prompt's turn holds its own text only: what the agent streamed of the cancelled
-    turn after the engine's deadline is dropped, never attributed to the next prompt."""
-    *_, second, _third, after = await _late_cancel(tmp_path, monkeypatch, stop, wait)
+    turn after the engine's deadline is dropped, never attributed to the next prompt (in v2 the
+    old prompt ends with an idle ``state_update``, its answer long given)."""
+    *_, second, _third, after = await _late_cancel(tmp_path, monkeypatch, stop, wait, version)
     assert text_of(second) == "echo: second"
     assert [d for d in kinds(after, TextDelta) if d.text.startswith("late")] == []
