@@ -415,6 +415,11 @@ async def test_path_puts_the_executable_directory_first(tmp_path: Path) -> None:
     assert by_path.stdout.strip() == f"{bindir}:/usr/bin:/bin"
 
 
+def _ignored_by_this_process() -> int:
+    """The SigIgn mask of the test process itself."""
+    return int(Path("/proc/self/status").read_text().split("SigIgn:")[1].split()[0], 16)
+
+
 async def test_environment_and_signals_reach_the_agent_untouched(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "LANG": "C", "ANYAGENT_TEST": "x y"}
     async with leak_check():
@@ -424,7 +429,7 @@ async def test_environment_and_signals_reach_the_agent_untouched(tmp_path: Path)
     assert seen == {**env, "PATH": "/usr/bin:/bin"}  # no LC_CTYPE from Python's locale coercion
     # SIGPIPE/SIGXFSZ, which Python ignores, are restored; what the host itself inherited (SIGHUP under
     # nohup, SIGINT/SIGQUIT in a background job) passes through as it would to any child
-    host = int(Path("/proc/self/status").read_text().split("SigIgn:")[1].split()[0], 16)
+    host = _ignored_by_this_process()
     python_own = (1 << (signal.SIGPIPE - 1)) | (1 << (signal.SIGXFSZ - 1))
     assert ignored.stdout.split() == ["SigIgn:", f"{host & ~python_own:016x}"]
 
