@@ -57,6 +57,7 @@ def fake_driver(full: list[Notification] | None) -> Any:
 
     loop = SimpleNamespace(send=send, link=SimpleNamespace(send=send))
     fake = SimpleNamespace(_thread_id=THREAD, _translator=Translator(), _loop=loop, sent=sent)
+    fake._fast_frame = lambda message: CodexDriver._fast_frame(fake, message)
     if full is not None:
 
         async def on_notification(note: Notification) -> None:
@@ -86,9 +87,9 @@ def test_the_fast_path_equals_the_full_path_or_leaves_the_frame_to_it(backend: s
     event("full" if full else "fast")
     if full:  # not taken: nothing done, the frame handed on as it came
         assert full == [note] and fast.sent == [] and fast._translator._streamed == set()
-    else:  # taken: exactly the full path's events and translator state
-        assert fast.sent == reference.sent
-        assert len(fast.sent) == 1 and type(fast.sent[0].kind) is TextDelta
+    else:  # taken: exactly the full path's events (a bare TextDelta is its Content) and translator state
+        assert [seam.Content(e) for e in fast.sent] == reference.sent
+        assert len(fast.sent) == 1 and type(fast.sent[0]) is TextDelta
         assert fast._translator._streamed == reference._translator._streamed
 
 
@@ -97,7 +98,8 @@ def test_a_delta_of_our_thread_takes_the_fast_path(backend: str) -> None:
     params = {"threadId": THREAD, "turnId": "turn-1", "itemId": "msg-1", "delta": "hi "}
     fast, full, reference = outcomes(Notification("item/agentMessage/delta", params), backend)
     assert full == []
-    assert fast.sent == reference.sent == [seam.Content(TextDelta("msg-1", "hi "))]
+    assert fast.sent == [TextDelta("msg-1", "hi ")]  # bare: the engine takes it as its Content
+    assert reference.sent == [seam.Content(TextDelta("msg-1", "hi "))]
     assert fast._translator._streamed == {"msg-1"}
 
 
@@ -121,6 +123,6 @@ def test_anything_else_reaches_the_full_path(params: Any) -> None:
 def test_text_delta_equals_feed_on_the_translator() -> None:
     fast, slow = Translator(), Translator()
     params = {"threadId": THREAD, "itemId": "m", "delta": ""}
-    assert [fast.text_delta(params)] == slow.feed("item/agentMessage/delta", params)  # empty text too
+    assert [seam.Content(fast.text_delta(params))] == slow.feed("item/agentMessage/delta", params)  # empty text too
     assert fast.text_delta({"itemId": "m", "delta": None}) is None
     assert fast._streamed == slow._streamed == {"m"}

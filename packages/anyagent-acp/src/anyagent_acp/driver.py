@@ -248,6 +248,7 @@ class AcpDriver(seam.Driver):
             recorder=setup.process.recorder,
             cleanup=self._terminals.aclose,
             name=setup.name,
+            fast_frame=self._fast_message,  # the flood's text chunks, without ``_on_message``
         )
         self.loop.attach(setup.process, self._inbox)
         self._terminals.bind(self.loop.start_soon, self._terminal_output)
@@ -305,12 +306,22 @@ class AcpDriver(seam.Driver):
     # -----------------------------------------------------------------------------------------
     # agent → client
 
+    def _fast_message(self, message: Message) -> TextDelta | None:
+        """The loop's ``fast_frame``: a ``session/update`` the text fast path takes (``_next_text``)
+        as its ``TextDelta``; None for anything else (then ``_on_message``)."""
+        if type(message) is Notification and message.method == "session/update":
+            fast = self._next_text(message.params)
+            if fast is not None:
+                self._frame = message
+                return fast
+        return None
+
     async def _on_message(self, message: Message) -> None:
         self._frame = message
         if type(message) is Notification and message.method == "session/update":
             fast = self._next_text(message.params)
             if fast is not None:
-                await self.loop.send(seam.Content(fast))
+                await self.loop.send(fast)
                 return
         if isinstance(message, Response):
             await self._on_response(message)

@@ -264,6 +264,7 @@ class ClaudeDriver(seam.Driver):
             cleanup=self._cleanup,
             close_grace=CLOSE_GRACE,
             name="Claude Code",
+            fast_frame=self._translator.text_delta,  # the flood's text deltas, without ``_on_frame``
         )
         self.loop.attach(connection.process, connection)
 
@@ -356,7 +357,7 @@ class ClaudeDriver(seam.Driver):
         return reply or ControlReply(request_id, False, {}, f"no answer to {subtype} within {timeout:g} s")
 
     async def _on_frame(self, frame: Incoming) -> None:
-        fast = self._translator.text_delta(frame)
+        fast = self._translator.text_delta(frame)  # the loop's ``fast_frame`` took these already
         if fast is not None:
             await self.loop.send(fast)
             return

@@ -315,25 +315,31 @@ class Translator:
             out.diagnostic(f"Claude sent an unknown frame type {kind!r}", DiagnosticCode.UNKNOWN_FRAME, frame=frame)
         return out
 
-    def text_delta(self, frame: object) -> seam.Content | None:
+    def text_delta(self, frame: object) -> TextDelta | None:
         """The fast path for the most common frame: a top-level ``stream_event`` text delta of a
-        message with an ``api_message_id`` becomes its ``TextDelta`` content (exactly what
-        ``feed`` makes of it); anything else is None (use ``feed``)."""
-        if type(frame) is not dict or frame.get("type") != "stream_event" or frame.get("parent_tool_use_id"):
+        message with an ``api_message_id`` becomes its ``TextDelta`` (exactly what ``feed`` makes
+        of it, as a bare ``TextDelta`` the engine takes as its content); anything else is None
+        (use ``feed``). A frame without one of those keys, or with the wrong types, is None too."""
+        if type(frame) is not dict:
             return None
-        event = frame.get("event")
-        if type(event) is not dict or event.get("type") != "content_block_delta":
+        try:  # subscripts, not ``get``: no call per key on the flood's path
+            if frame["type"] != "stream_event" or frame["parent_tool_use_id"]:
+                return None
+            event = frame["event"]
+            if type(event) is not dict or event["type"] != "content_block_delta":
+                return None
+            delta = event["delta"]
+            if type(delta) is not dict or delta["type"] != "text_delta":
+                return None
+            message_id = frame["api_message_id"]
+            text = delta["text"]
+        except KeyError:
             return None
-        delta = event.get("delta")
-        message_id = frame.get("api_message_id")
-        if type(delta) is not dict or delta.get("type") != "text_delta" or type(message_id) is not str:
-            return None
-        text = delta.get("text")
-        if type(text) is not str or not text or not message_id:
+        if type(text) is not str or type(message_id) is not str or not text or not message_id:
             return None
         self._streamed.add(message_id)
         self._open[message_id] = None
-        return seam.Content(TextDelta(message_id, text))
+        return TextDelta(message_id, text)
 
     # stream_event: the Anthropic streaming events, wrapped
 

@@ -74,6 +74,7 @@ from anyagent import (
     SlashCommand,
     StopReason,
     TextAnswer,
+    TextDelta,
     ToolInput,
     ToolKind,
     ToolStatus,
@@ -215,7 +216,11 @@ class CodexDriver(seam.Driver):
         self._messages = 0
         self._requests: toolkit.RequestBook[_Open] = toolkit.RequestBook(self._say_no)
         self._loop: toolkit.DriverLoop[Message] = toolkit.DriverLoop(
-            self._on_frame, self._on_command, recorder=setup.launch.recorder, name="codex"
+            self._on_frame,
+            self._on_command,
+            recorder=setup.launch.recorder,
+            name="codex",
+            fast_frame=self._fast_frame,  # the flood's text deltas, without ``_on_frame``
         )
         self._loop.attach(setup.process, self._peer)
         if setup.skills_request is not None:
@@ -272,18 +277,21 @@ class CodexDriver(seam.Driver):
 
     # -- frames
 
+    def _fast_frame(self, message: Message) -> TextDelta | None:
+        """The loop's ``fast_frame``: an ``item/agentMessage/delta`` of our thread the translator's
+        fast path takes, as its ``TextDelta``; None for anything else (then ``_on_frame``)."""
+        if type(message) is Notification and message.method == "item/agentMessage/delta":
+            params = message.params
+            if type(params) is dict and params.get("threadId") == self._thread_id:
+                return self._translator.text_delta(params)  # the flood: no dispatch, one event
+        return None
+
     async def _on_frame(self, message: Message) -> None:
         if type(message) is Notification:
-            params = message.params
-            if (
-                message.method == "item/agentMessage/delta"
-                and type(params) is dict
-                and params.get("threadId") == self._thread_id
-            ):
-                fast = self._translator.text_delta(params)  # the flood: no dispatch, one event
-                if fast is not None:
-                    await self._loop.send(fast)  # the link's own send while the loop runs
-                    return
+            fast = self._fast_frame(message)
+            if fast is not None:
+                await self._loop.send(fast)  # the link's own send while the loop runs
+                return
             await self._on_notification(message)
         elif isinstance(message, Notification):
             await self._on_notification(message)

@@ -319,17 +319,17 @@ class Translator:
         self._reasoning: set[str] = set()
         self._tools: dict[str, ToolUpdate] = {}
 
-    def text_delta(self, params: object) -> seam.Content | None:
+    def text_delta(self, params: object) -> TextDelta | None:
         """The fast path for the flood: the ``params`` of an ``item/agentMessage/delta`` with an
-        item id and a string delta become its ``TextDelta`` content, exactly what ``feed`` makes
-        of them; None for anything else (then ``feed`` it)."""
+        item id and a string delta become its ``TextDelta`` (a bare one, which the engine takes as
+        the ``Content`` ``feed`` makes of them); None for anything else (then ``feed`` it)."""
         if type(params) is not dict:
             return None
         item_id, delta = params.get("itemId"), params.get("delta")
         if type(item_id) is not str or not item_id or type(delta) is not str:
             return None
         self._streamed.add(item_id)
-        return seam.Content(TextDelta(item_id, delta))
+        return TextDelta(item_id, delta)
 
     def tool(self, tool_id: str) -> ToolUpdate | None:
         """The last snapshot of tool ``tool_id`` (for a permission request about it)."""

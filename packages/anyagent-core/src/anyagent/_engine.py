@@ -20,6 +20,7 @@ import anyio
 import attrs
 
 from . import _log, _safejson, seam
+from ._frozen import _EMPTY
 from ._outbox import Outbox
 from .errors import (
     AgentError,
@@ -83,9 +84,17 @@ from .types import (
     TurnOrigin,
     TurnStarted,
     UserMessage,
+    _event_extensions,
+    _event_kind,
+    _event_occurred_at,
+    _event_sequence,
+    _event_session_id,
+    _event_turn_info,
 )
 
 __all__ = ["EVENT_BUFFER"]
+
+_new_event = object.__new__  # with the slot setters: ``Event(...)`` without its ``__init__`` call
 
 EVENT_BUFFER = 1024
 """Events a consumer may fall behind before it is treated as gone and the session closes."""
@@ -224,6 +233,10 @@ class _Engine:
         self._close_deadline: float | None = None
         self._stall_reported = False
         self._activity = False
+        # the time of the batch of text deltas being taken in place (``_fast_text``): events of one
+        # batch (taken between two drains of the pump) share the time of its first; any event the
+        # engine stamps meanwhile moves it on, so the times of a session never go back
+        self._stamp: datetime | None = None
         self._timer_wake = anyio.Event()
         self._timer_target = math.inf
         # channels
@@ -300,6 +313,7 @@ class _Engine:
         self._on_driver_gone()
 
     def _flush_activity(self) -> None:
+        self._stamp = None  # the batch is over: the next event takes the time anew
         if self._activity:
             self._activity = False
             self._stall_reported = False
@@ -391,9 +405,12 @@ class _Engine:
             self._consumer_gone(SessionClosed(f"the events consumer fell {behind} behind; the session was closed"))
             return
         self._sequence += 1
+        now = datetime.now(timezone.utc)
+        if self._stamp is not None:
+            self._stamp = now  # a batch is running: its later events are never stamped before this one
         event = Event(
             sequence=self._sequence,
-            occurred_at=datetime.now(timezone.utc),
+            occurred_at=now,
             session_id=self.session_id,
             kind=kind,
             turn_info=turn_info,
@@ -683,21 +700,21 @@ class _Engine:
     def _fast_text(self, event: seam.DriverEvent) -> bool:
         """The fast path for the flood: what ``_on_driver_event`` does with a text delta of the
         running turn (no queue to promote), without the checks that cannot apply to one. False
-        (nothing done) for anything else."""
-        if type(event) is not seam.Content:
+        (nothing done) for anything else. ``event`` is a bare ``TextDelta`` (what the fast
+        translators send) or its ``Content``."""
+        if type(event) is TextDelta:
+            kind = event
+        elif type(event) is seam.Content and event.parent_tool_id is None and not event.extensions:
+            inner = event.kind
+            if type(inner) is not TextDelta:
+                return False
+            kind = inner
+        else:
             return False
-        kind = event.kind
         turn = self._turn
-        if (
-            type(kind) is not TextDelta
-            or turn is None
-            or turn.awaiting_ack
-            or event.parent_tool_id is not None
-            or turn.subagent is not None
-            or event.extensions
-            or self._state is not _State.RUNNING
-            or self._promotion_pending
-        ):
+        if turn is None or turn.awaiting_ack or turn.subagent is not None or self._state is not _State.RUNNING:
+            return False
+        if self._promotion_pending:
             return False
         if not self._activity:
             self._activity = True
@@ -721,9 +738,19 @@ class _Engine:
         ):
             self._emit(kind, turn.info)  # the consumer lags or left: the full rules
             return True
+        stamp = self._stamp
+        if stamp is None:  # the first event of this batch: the batch's time (see ``_stamp``)
+            stamp = self._stamp = datetime.now(timezone.utc)
         self._sequence += 1
-        # ``outbox.put`` inlined (the flood's path: one call less per delta)
-        items.append((Event(self._sequence, datetime.now(timezone.utc), self.session_id, kind, turn.info), size))
+        # ``Event(...)`` and ``outbox.put`` inlined (the flood's path: two calls less per delta)
+        built = _new_event(Event)
+        _event_sequence(built, self._sequence)
+        _event_occurred_at(built, stamp)
+        _event_session_id(built, self.session_id)
+        _event_kind(built, kind)
+        _event_turn_info(built, turn.info)
+        _event_extensions(built, _EMPTY)
+        items.append((built, size))
         outbox.bytes += size
         if outbox._waiter is not None:
             outbox._wake()

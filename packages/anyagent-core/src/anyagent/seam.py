@@ -78,6 +78,7 @@ from .types import (
     LoginMethod,
     PlanUsage,
     StopReason,
+    TextDelta,
 )
 
 if TYPE_CHECKING:
@@ -314,10 +315,20 @@ class Exited:
 
 
 DriverEvent = Union[
-    Content, TurnAck, TurnEnd, SteerResult, RequestWithdrawn, ToolBackgrounded, InfoChanged, AuthLost, Exited
+    Content,
+    TextDelta,
+    TurnAck,
+    TurnEnd,
+    SteerResult,
+    RequestWithdrawn,
+    ToolBackgrounded,
+    InfoChanged,
+    AuthLost,
+    Exited,
 ]
 """What a `Driver` reports to the engine (through `DriverLink`): content, acks, turn ends, steer results,
-withdrawals, info, auth loss, exit."""
+withdrawals, info, auth loss, exit. A bare `TextDelta` is ``Content(TextDelta(...))`` (no subagent,
+no extensions), one object less for the most common event: the engine takes it as that."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,6 +342,9 @@ class DriverLink:
     on the wire reader, never lost events). ``send`` on a session that is gone returns silently.
     A text delta of the running turn, with nothing sent before it still waiting, the engine takes
     in place (in the sender's task, no channel hop); the order the adapter sent in always holds.
+    ``send`` takes a bare ``TextDelta`` as ``Content(TextDelta(...))`` (the flood's one object less;
+    whoever reads the channel of a link the engine did not make gets it wrapped), and ``offer``
+    is the synchronous try of the in-place path a frame loop calls before it awaits ``send``.
     """
 
     def __init__(
@@ -352,6 +366,8 @@ class DriverLink:
         if direct is not None and not self._events.queued and direct(event):  # type: ignore[attr-defined]
             pass  # taken in place: no channel hop
         else:
+            if type(event) is TextDelta:
+                event = Content(event)  # the channel carries it as what it stands for
             try:
                 self._events.send_nowait(event)
             except anyio.WouldBlock:
@@ -369,6 +385,18 @@ class DriverLink:
         if self._unyielded >= _YIELD_EVERY:
             self._unyielded = 0
             await anyio.lowlevel.checkpoint()
+
+    def offer(self, event: DriverEvent) -> bool:
+        """``send`` without a wait, for a frame loop's synchronous fast path: True when the engine
+        took ``event`` in place (a text delta of the running turn, nothing sent before it still
+        waiting, no yield due); False when nothing was done — then ``await send(event)``."""
+        direct = self._direct
+        if direct is None or self._events.queued or self._unyielded >= _YIELD_EVERY - 1:  # type: ignore[attr-defined]
+            return False  # the channel, or the yield that is due: ``send`` does it
+        if direct(event):
+            self._unyielded += 1
+            return True
+        return False
 
     async def content(
         self, kind: EventKind, parent_tool_id: str | None = None, extensions: Mapping[str, JSON] | None = None

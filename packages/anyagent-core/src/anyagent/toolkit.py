@@ -349,7 +349,9 @@ class DriverLoop(Generic[F]):
     (optional, synchronous) sees each of those frames first, and the event it returns for one is
     sent to the engine as is, in place of ``on_frame`` (the flood's path: no coroutine of the
     adapter's per text delta; None hands the frame to ``on_frame``; an exception in either is a
-    frame the adapter could not handle);
+    frame the adapter could not handle; the event goes through ``DriverLink.offer``, the engine's
+    in-place take without a coroutine, and ``send`` when that declines; a bare ``TextDelta`` is
+    its ``Content``);
     ``on_command(command)`` every ``DriverCommand`` but ``Close``, in order. ``on_exit(error)``
     runs when the agent's output ends by itself, before ``Exited`` is sent (fail waiters
     there); ``cleanup()`` runs first in ``shutdown`` (stop terminals, side tasks). ``name`` is how
@@ -490,6 +492,8 @@ class DriverLoop(Generic[F]):
         on_frame = self._on_frame
         fast = self._fast_frame
         send = self.send  # the link's own while the loop runs (``run`` sets it before the readers start)
+        link = self._link
+        offer = link.offer if link is not None else None  # the engine's in-place take, no coroutine
         recorder = self.recorder
         # frames already read from the pipe are taken without a wait (and without a cancel scope:
         # only a wait for the pipe can outlast the leader)
@@ -530,11 +534,12 @@ class DriverLoop(Generic[F]):
                 await self.diagnostic(f"{self.name} {what}", code, DiagnosticLevel.INFO, raw)
             else:
                 try:
-                    event = fast(frame) if fast is not None else None  # type: ignore[arg-type]  # ditto
-                    if event is not None:
-                        await send(event)
-                    else:
+                    # the flood's path: a synchronous translation and hand-over, no coroutine
+                    event = fast(frame) if fast is not None else None  # type: ignore[arg-type]  # as below
+                    if event is None:
                         await on_frame(frame)  # type: ignore[arg-type]  # not a BadLine or Stray here
+                    elif offer is None or not offer(event):
+                        await send(event)
                 except Exception as exc:  # one frame we could not handle never ends the session
                     await self._frame_failed(frame, exc)
             if recorder is not None and recorder.failure is not None:

@@ -62,6 +62,7 @@ from anyagent import (
     SessionOptions,
     SlashCommand,
     TerminalLogin,
+    TextDelta,
     Unauthenticated,
     UnsupportedFeature,
     seam,
@@ -303,6 +304,7 @@ class PiDriver(seam.Driver):
             cleanup=self._cleanup,
             close_grace=CLOSE_GRACE,
             name="pi",
+            fast_frame=self._fast_frame,  # the flood's deltas, without ``_on_frame``
         )
         self.loop.attach(connection.process, connection)
 
@@ -427,6 +429,13 @@ class PiDriver(seam.Driver):
 
     async def _write(self, frame: Mapping[str, Any]) -> bool:
         return await self.loop.write(self._connection.lines.send(frame))
+
+    def _fast_frame(self, frame: Incoming) -> TextDelta | seam.Content | None:
+        """The loop's ``fast_frame``: a ``message_update``'s text or thinking delta; None for
+        anything else (then ``_on_frame``, which drops a ``message_update`` without one)."""
+        if type(frame) is dict and frame.get("type") == "message_update":
+            return self._translator.delta(frame)
+        return None
 
     async def _on_frame(self, frame: Incoming) -> None:
         if not isinstance(frame, dict):

@@ -200,8 +200,9 @@ class Translator:
                     return
                 out.events.append(seam.Content(UserMessage(f"pi-u{next(self._ids)}", text)))
 
-    def delta(self, frame: Mapping[str, Any]) -> seam.Content | None:
-        """A ``message_update`` frame's text or thinking delta (the hot path: no ``Translation``)."""
+    def delta(self, frame: Mapping[str, Any]) -> TextDelta | seam.Content | None:
+        """A ``message_update`` frame's text or thinking delta (the hot path: no ``Translation``):
+        a bare ``TextDelta`` (the engine takes it as its ``Content``) or a ``ReasoningDelta``'s content."""
         event = frame.get("assistantMessageEvent")
         if not isinstance(event, dict):
             return None
@@ -211,14 +212,14 @@ class Translator:
             return None
         if self._message is None:
             self._message = f"pi-m{next(self._ids)}"
-        return seam.Content(
-            TextDelta(self._message, delta) if kind == "text_delta" else ReasoningDelta(self._message, delta)
-        )
+        if kind == "text_delta":
+            return TextDelta(self._message, delta)
+        return seam.Content(ReasoningDelta(self._message, delta))
 
     def _message_update(self, frame: Mapping[str, Any], out: Translation) -> None:
         made = self.delta(frame)
         if made is not None:
-            out.events.append(made)
+            out.events.append(seam.Content(made) if type(made) is TextDelta else made)
 
     def _message_end(self, frame: Mapping[str, Any], out: Translation) -> None:
         message = j.obj(frame.get("message"))
