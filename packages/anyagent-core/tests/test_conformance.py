@@ -6,6 +6,7 @@ Each test is one named contract; every test runs on asyncio and trio.
 from __future__ import annotations
 
 import math
+from datetime import datetime, timedelta, timezone, tzinfo
 
 import anyio
 import attrs
@@ -20,6 +21,8 @@ from anyagent import (
     CompletionSource,
     ContextCompacted,
     Diagnostic,
+    DiagnosticInfo,
+    DiagnosticLevel,
     InvalidRequest,
     MessageEnded,
     PermissionChoice,
@@ -975,3 +978,42 @@ async def test_36_a_cancelled_turn_the_agent_never_ends_holds_the_next_prompt_on
         assert second[-1].kind == TurnEnded(Completed())
         codes = [e.kind.diagnostic.code for e in second if isinstance(e.kind, Diagnostic)]
         assert codes == ["cancel_unconfirmed"]
+
+
+class _TickingClock(datetime):
+    """``datetime`` whose ``now(utc)`` moves on one microsecond at every call (the engine's clock)."""
+
+    ticks = 0
+
+    @classmethod
+    def now(cls, tz: tzinfo | None = None) -> _TickingClock:  # type: ignore[override]
+        assert tz is timezone.utc
+        cls.ticks += 1
+        return cls(2026, 12, 4, tzinfo=timezone.utc) + timedelta(microseconds=cls.ticks)  # type: ignore[return-value]
+
+
+async def test_37_text_deltas_of_one_batch_share_a_time_and_a_sessions_times_never_go_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The deltas the engine takes in one run of the adapter's task (no wait between them: they
+    were read at once) share the time of the first; a new batch takes the time anew, an event the
+    engine stamps meanwhile (the diagnostic, through the channel) never comes before them. Every
+    time is aware (UTC). A bare ``TextDelta`` is its ``Content``. Before: a clock call per delta."""
+    import anyagent._engine as engine_module
+
+    monkeypatch.setattr(engine_module, "datetime", _TickingClock)
+    burst = [Step.emit(text("m1", "a"))] * 4 + [Step.send(TextDelta("m1", "b"))] * 4
+    note = Step.emit(Diagnostic(DiagnosticInfo("a note", DiagnosticLevel.INFO, "note")))
+    script = Script().turn([*burst, Step.sleep(0.05), *burst, note, *burst, Step.end(completed())])
+    async with mock_session(script) as (session, reader):
+        await session.prompt("hi")
+        events = await reader.turn()
+    deltas = [e for e in events if isinstance(e.kind, TextDelta)]
+    assert "".join(e.kind.text for e in deltas) == "aaaabbbb" * 3
+    times = [e.occurred_at for e in reader.seen]
+    assert all(t.utcoffset() == timedelta(0) for t in times)
+    assert times == sorted(times)  # never back, whatever stamped them
+    first, second = {e.occurred_at for e in deltas[:8]}, {e.occurred_at for e in deltas[8:16]}
+    assert len(first) == 1 and len(second) == 1 and first != second  # one time per batch
+    stamped = next(e for e in events if isinstance(e.kind, Diagnostic)).occurred_at
+    assert all(e.occurred_at >= stamped for e in deltas[16:])

@@ -75,9 +75,12 @@ async def test_an_agent_dying_mid_turn_fails_the_turn_once_then_raises_with_stde
     assert_reaped(pid)
 
 
-async def test_a_garbage_line_is_a_diagnostic_and_the_turn_goes_on(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["garbage", "fast-garbage"])
+async def test_a_garbage_line_is_a_diagnostic_and_the_turn_goes_on(tmp_path: Path, mode: str) -> None:
+    """``fast-garbage``: the driver's loop has a ``fast_frame`` (the text, as a bare ``TextDelta``;
+    it raises on the ``boom`` frame): the same events in the same order."""
     async with Runtime(plugins=[Plugin()]) as runtime:
-        session, events = await runtime.open(agent("garbage"), SessionOptions.in_dir(tmp_path))
+        session, events = await runtime.open(agent(mode), SessionOptions.in_dir(tmp_path))
         async with session:
             await session.prompt("hello")
             seen = []
@@ -91,6 +94,10 @@ async def test_a_garbage_line_is_a_diagnostic_and_the_turn_goes_on(tmp_path: Pat
             assert diagnostics[1].raw == {"boom": True}  # the frame a translator choked on, in raw
             assert diagnostics[0].raw == "this is not json"
             assert isinstance(seen[-1], TurnEnded) and seen[-1].stop == Completed()
+            texts = [k for k in seen if isinstance(k, TextDelta)]
+            assert texts == [TextDelta("m1", "echo: hello")]
+            order = [type(k).__name__ for k in seen if isinstance(k, (TextDelta, Diagnostic, TurnEnded))]
+            assert order == ["TextDelta", "Diagnostic", "Diagnostic", "TurnEnded"]  # the wire's order
 
 
 async def test_cancelling_open_mid_handshake_leaves_no_process(tmp_path: Path) -> None:

@@ -474,11 +474,16 @@ class AcpDriver(seam.Driver):
         """The fast path for the flood: the next non-empty ``agent_message_chunk`` text of the
         agent message already open becomes its ``TextDelta`` (exactly what ``_on_update`` makes
         of it); None (nothing done) for anything else, which takes the full path."""
-        update = params.get("update") if type(params) is dict else None
-        if type(update) is not dict or update.get("sessionUpdate") != "agent_message_chunk":
+        if type(params) is not dict:
             return None
-        content = update.get("content")
-        text = content.get("text") if type(content) is dict else None
+        try:  # subscripts, not ``get``: no call per key on the flood's path
+            update = params["update"]
+            if type(update) is not dict or update["sessionUpdate"] != "agent_message_chunk":
+                return None
+            content = update["content"]
+            text = content["text"] if type(content) is dict else None
+        except KeyError:
+            return None
         current = self._message
         if type(text) is not str or not text or current is None or current[0] is not TextDelta:
             return None

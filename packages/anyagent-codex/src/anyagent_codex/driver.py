@@ -282,8 +282,11 @@ class CodexDriver(seam.Driver):
         fast path takes, as its ``TextDelta``; None for anything else (then ``_on_frame``)."""
         if type(message) is Notification and message.method == "item/agentMessage/delta":
             params = message.params
-            if type(params) is dict and params.get("threadId") == self._thread_id:
-                return self._translator.text_delta(params)  # the flood: no dispatch, one event
+            try:  # a subscript, not ``get``: no call on the flood's path
+                if type(params) is dict and params["threadId"] == self._thread_id:
+                    return self._translator.text_delta(params)  # the flood: no dispatch, one event
+            except KeyError:  # no thread id: the full path decides
+                pass
         return None
 
     async def _on_frame(self, message: Message) -> None:

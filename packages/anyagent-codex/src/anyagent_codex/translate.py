@@ -325,7 +325,10 @@ class Translator:
         the ``Content`` ``feed`` makes of them); None for anything else (then ``feed`` it)."""
         if type(params) is not dict:
             return None
-        item_id, delta = params.get("itemId"), params.get("delta")
+        try:  # subscripts, not ``get``: no call per key on the flood's path
+            item_id, delta = params["itemId"], params["delta"]
+        except KeyError:
+            return None
         if type(item_id) is not str or not item_id or type(delta) is not str:
             return None
         self._streamed.add(item_id)

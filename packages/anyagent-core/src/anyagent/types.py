@@ -919,7 +919,8 @@ class Event:
     """One thing that happened in a session, in order.
 
     ``sequence`` counts 1, 2, 3 … per session; ``turn_info`` is None outside a turn;
-    ``extensions`` carries provider data keyed ``"provider/name"``.
+    ``extensions`` carries provider data keyed ``"provider/name"``. ``occurred_at`` is aware (UTC)
+    and never earlier than the previous event's; text deltas read in one batch share one time.
     """
 
     sequence: int

@@ -383,6 +383,7 @@ def _notification_init(self: Notification, method: str, params: JSON = None) -> 
 
 
 Notification.__init__ = _notification_init  # type: ignore[method-assign]
+_new_notification = object.__new__
 
 
 @attrs.define(eq=False)
@@ -549,7 +550,11 @@ class JsonRpcPeer:
             if type(frame) is dict and "id" not in frame:
                 method = frame.get("method")
                 if type(method) is str:  # a notification (what ``_route`` makes of it, directly)
-                    return Notification(method, frame.get("params"))
+                    # ``Notification(method, params)`` without its ``__init__`` call (one per message)
+                    note = _new_notification(Notification)
+                    _notification_method(note, method)
+                    _notification_params(note, frame.get("params"))
+                    return note
             self._route(frame)
         if self._replies:
             raise anyio.WouldBlock
