@@ -217,12 +217,15 @@ class _Inbox:
         return await self._peer.receive()
 
     def receive_nowait(self) -> Message:
-        """``receive`` without waiting: a message already read, else ``anyio.WouldBlock``."""
+        """``receive`` without waiting: a message already read, else ``anyio.WouldBlock``. Once
+        the early messages are handled this is the peer's own (one call less a message; the
+        driver loop looks it up again after every wait)."""
         if self._early:
             return self._early.popleft()
         if not self._drained:
             self._drained = True
             self.drained.set()
+        self.receive_nowait = self._peer.receive_nowait  # type: ignore[method-assign]
         return self._peer.receive_nowait()
 
 

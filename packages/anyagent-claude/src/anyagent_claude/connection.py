@@ -80,9 +80,12 @@ class Connection:
         return await self.lines.receive()
 
     def receive_nowait(self) -> Incoming:
-        """``receive`` without waiting: a frame already read, else ``anyio.WouldBlock``."""
+        """``receive`` without waiting: a frame already read, else ``anyio.WouldBlock``. Once the
+        backlog is empty this is the wire's own ``receive_nowait`` (one call less a frame; the
+        driver loop looks it up again after every wait) until the handshake fills it again."""
         if self.backlog:
             return self.backlog.popleft()
+        self.receive_nowait = self.lines.receive_nowait  # type: ignore[method-assign]
         return self.lines.receive_nowait()
 
     async def call_during_handshake(
@@ -107,6 +110,7 @@ class Connection:
                 reply = _reply_to(frame, request_id)
                 if reply is not None:
                     return reply
+                self.__dict__.pop("receive_nowait", None)  # the backlog is read first again
                 self.backlog.append(frame)
         finally:
             self.control.cancel(request_id)

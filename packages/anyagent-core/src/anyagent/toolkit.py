@@ -509,6 +509,9 @@ class DriverLoop(Generic[F]):
                         frame = await source.receive()
                     if scope.cancelled_caught:
                         break  # the leader is gone and its output fell quiet: something else holds the pipe
+                    # looked up anew after each wait: a source may swap in a cheaper one (its own
+                    # backlog drained)
+                    nowait = getattr(source, "receive_nowait", None)
             except anyio.EndOfStream:
                 break
             except Exception as exc:  # a wire broken mid-frame is the agent's end, not our crash

@@ -59,9 +59,12 @@ class Connection:
     def receive_nowait(self) -> Incoming:
         """``receive`` without waiting (no checkpoint): a frame already read, else
         ``anyio.WouldBlock``. The driver loop takes buffered frames this way; without it every
-        frame paid a cancel scope and an awaited read."""
+        frame paid a cancel scope and an awaited read. Once the backlog is empty this is the
+        wire's own ``receive_nowait`` (one call less a frame; the driver loop looks it up again
+        after every wait) until a handshake call fills it again."""
         if self.backlog:
             return self.backlog.popleft()
+        self.receive_nowait = self.lines.receive_nowait  # type: ignore[method-assign]
         return self.lines.receive_nowait()
 
     def open(self, command: str, on_reply: Callable[[Reply], Awaitable[None]] | None = None) -> str:
@@ -103,6 +106,7 @@ class Connection:
                         raise await self.process.exit_error() from None
                     if _answers(frame, request_id, command):
                         return frame  # type: ignore[return-value]
+                    self.__dict__.pop("receive_nowait", None)  # the backlog is read first again
                     self.backlog.append(frame)
         except TimeoutError:
             raise ProtocolFailed(f"pi did not answer {command} within {timeout:g} s") from None
