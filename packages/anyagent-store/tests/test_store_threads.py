@@ -253,6 +253,20 @@ async def test_recording_a_failed_session_marks_the_thread_failed(store: Store) 
     assert any(s.event and isinstance(s.event.kind, TextDelta) for s in await store.history(thread))
 
 
+async def test_a_typed_error_of_a_call_in_the_block_is_no_failure_of_the_thread(store: Store) -> None:
+    from anyagent import InvalidRequest, SessionOptions
+
+    async with Runtime.with_mock(chatty_script(turns=1)) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir("/tmp"))
+        with pytest.raises(InvalidRequest):
+            async with session, store.record(session, events) as recording:
+                await recording.prompt("go")
+                await read_turn(recording)
+                await recording.prompt(42)  # type: ignore[arg-type]  # refused typed; the session is fine
+    assert (await store.thread(recording.thread.id)).status is ThreadStatus.IDLE
+
+
 async def test_tools_are_searchable_and_counted_once_in_transcripts(store: Store) -> None:
     async with Runtime.with_mock(chatty_script(turns=1)) as runtime:
         first = await record_turns(store, runtime, ["x"])

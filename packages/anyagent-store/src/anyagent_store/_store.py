@@ -786,10 +786,9 @@ class Recording:
         with anyio.CancelScope(shield=True):
             try:
                 self._untap()
-                if isinstance(exc, AgentError) or (
-                    isinstance(self._source, Events) and self._source.failure is not None
-                ):
-                    self._failed()  # the stream failed while the app read it directly
+                if isinstance(self._source, Events) and self._source.failure is not None:
+                    self._failed()  # the stream failed while the app read it directly (a typed error of a
+                    # call in the block, a bad prompt say, is no failure of the session)
                 self._closed = True
                 self._plain = False
                 writer, self._writer = self._writer, None
