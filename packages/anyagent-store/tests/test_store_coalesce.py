@@ -180,3 +180,60 @@ async def test_a_flood_is_stored_as_a_few_deltas_holding_all_its_text(tmp_path: 
     assert [e for e in stored if not isinstance(e.kind, (TextDelta, UserMessage))] == others
     assert thread.event_count == len(stored) and isinstance(stored[-1].kind, TurnEnded)
     assert thread.updated_at == read[-1].occurred_at.replace(microsecond=read[-1].occurred_at.microsecond)
+
+
+@pytest.mark.anyio
+async def test_a_prompt_steered_into_a_run_of_deltas_ends_the_run(tmp_path: Any) -> None:
+    # the tap gathers a run of m1's deltas; the prompt (stored by the loop, not the tap) comes between
+    # "ab" and "c": the stored transcript keeps that order, the run is not merged across the prompt
+    script = Script(steer=True).turn(
+        [
+            Step.emit(text("m1", "a")),
+            Step.emit(text("m1", "b")),
+            Step.sleep(0.3),
+            Step.emit(text("m1", "c")),
+            Step.end(completed()),
+        ]
+    )
+    async with Store.sqlite(tmp_path / "t.db") as store, Runtime.with_mock(script) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir(tmp_path))
+        async with session, store.record(session, events) as recording:
+            await recording.prompt("go")
+            said = ""
+            async for event in recording:
+                if isinstance(event.kind, TextDelta):
+                    said += event.kind.text
+                    if said == "ab":
+                        await recording.prompt("more")
+                if isinstance(event.kind, TurnEnded):
+                    break
+        stored = [s.event for s in await store.history(recording.thread.id) if s.event is not None]
+    shown = [(type(e.kind).__name__, e.kind.text) for e in stored if isinstance(e.kind, (TextDelta, UserMessage))]
+    assert shown == [("UserMessage", "go"), ("TextDelta", "ab"), ("UserMessage", "more"), ("TextDelta", "c")]
+
+
+@pytest.mark.anyio
+async def test_a_run_written_across_many_writes_keeps_each_pieces_first_time_and_last_sequence(tmp_path: Any) -> None:
+    steps = [Step.emit(text("m1", f"w{i} ")) if i % 10 else Step.sleep(0.02) for i in range(1, 200)]
+    script = Script().turn([*steps, Step.end(completed())])
+    async with Store.sqlite(tmp_path / "t.db") as store, Runtime.with_mock(script) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir(tmp_path))
+        async with session, store.record(session, events, batch_size=1, flush_interval=0.01) as recording:
+            await recording.prompt("go")
+            read = await read_turn(recording)
+        stored = [s.event for s in await store.history(recording.thread.id) if s.event is not None]
+    deltas = [e for e in read if isinstance(e.kind, TextDelta)]
+    pieces = [e for e in stored if isinstance(e.kind, TextDelta)]
+    assert 3 <= len(pieces) < len(deltas)  # written in several pieces, each of several deltas
+    assert "".join(p.kind.text for p in pieces) == "".join(d.kind.text for d in deltas)  # type: ignore[union-attr]
+    at = 0
+    for piece in pieces:  # each piece: the time of its first delta, the sequence of its last
+        length, first = 0, deltas[at]
+        while length < len(piece.kind.text):  # type: ignore[union-attr]
+            length += len(deltas[at].kind.text)  # type: ignore[union-attr]
+            at += 1
+        assert length == len(piece.kind.text)  # type: ignore[union-attr]  # cut between deltas
+        assert (piece.occurred_at, piece.sequence) == (first.occurred_at, deltas[at - 1].sequence)
+    assert at == len(deltas)

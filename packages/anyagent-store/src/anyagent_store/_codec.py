@@ -44,6 +44,7 @@ __all__ = [
     "RAW_EXTENSION",
     "coalesce",
     "merge_into",
+    "merged_run",
     "decode",
     "decode_chunk",
     "encode",
@@ -184,18 +185,45 @@ def _merge_one(run: list[Event], kinds: list[EventKind], out: list[Event]) -> No
         out.append(attrs.evolve(head, sequence=run[-1].sequence, kind=_with_text(head.kind, text)))
         return
     texts = list(map(_text, kinds))
-    ends = list(accumulate(map(len, texts)))
-    begin = 0
-    while begin < len(run):
-        limit = (ends[begin - 1] if begin else 0) + MERGED_TEXT_LIMIT
-        end = max(begin + 1, bisect_right(ends, limit, begin))
+    for begin, end in _cuts(texts):
+        first = run[begin]
         if end - begin == 1:
-            out.append(run[begin])
+            out.append(first)
         else:
-            first = run[begin]
             kind = _with_text(first.kind, "".join(texts[begin:end]))
             out.append(attrs.evolve(first, sequence=run[end - 1].sequence, kind=kind))
+
+
+def _cuts(texts: list[str]) -> list[tuple[int, int]]:
+    """Where a run of texts is cut so that each piece holds at most `MERGED_TEXT_LIMIT` characters (a text
+    longer than that alone is a piece of its own): (begin, end) index pairs."""
+    ends = list(accumulate(map(len, texts)))
+    cuts: list[tuple[int, int]] = []
+    begin = 0
+    while begin < len(texts):
+        limit = (ends[begin - 1] if begin else 0) + MERGED_TEXT_LIMIT
+        end = max(begin + 1, bisect_right(ends, limit, begin))
+        cuts.append((begin, end))
         begin = end
+    return cuts
+
+
+def merged_run(head: Event, texts: list[str], sequences: list[int], times: list[datetime]) -> list[Event]:
+    """The stored deltas of a run a recording's tap gathered: ``head`` (its first delta: kind, session, turn)
+    and, for each delta from there on, its text, sequence and time; each piece has the time of its first
+    delta and the sequence of its last (as `coalesce` makes them)."""
+    text = "".join(texts)
+    if len(text) <= MERGED_TEXT_LIMIT:
+        return [attrs.evolve(head, sequence=sequences[-1], occurred_at=times[0], kind=_with_text(head.kind, text))]
+    return [
+        attrs.evolve(
+            head,
+            sequence=sequences[end - 1],
+            occurred_at=times[begin],
+            kind=_with_text(head.kind, "".join(texts[begin:end])),
+        )
+        for begin, end in _cuts(texts)
+    ]
 
 
 def _with_text(kind: Any, text: str) -> EventKind:

@@ -26,6 +26,7 @@ from anyagent import (
     ContextUsage,
     Delivery,
     Event,
+    EventKind,
     Events,
     Input,
     MessageEnded,
@@ -47,7 +48,7 @@ from anyagent import (
 )
 
 from ._backend import THREAD_COLUMNS, Backend, PostgresBackend, SqliteBackend, default_path
-from ._codec import coalesce, decode_chunk, encode_batch, merge_into, undecodable_event
+from ._codec import coalesce, decode_chunk, encode_batch, merge_into, merged_run, undecodable_event
 from ._errors import StoreError, ThreadNotFound
 from ._model import OriginKind, StoredEvent, Thread, ThreadPage, ThreadStatus, from_micros, to_micros
 
@@ -367,7 +368,7 @@ class Store:
         ``title``: a fixed title, or a ``TitleMaker`` (``Store.generated_title``) run once on the first prompt
         beside the reading (the block's end waits for it up to 30 seconds; the prompt's first line titles the
         thread until it answers); by default the first line of the first prompt. The recording's writer thread
-        takes the events as they are read (``Events.tap``: the reader's only cost is a ``list.append``), and
+        takes the events as they are read (``Events.tap``: the reader's cost is one Python call an event), and
         writes when it holds ``batch_size`` stored events, when ``flush_interval`` seconds passed since its last
         write, and at once at each turn end and permission or question; the read never waits for it. A run of
         back-to-back deltas of one message (or one tool's output) is stored as one delta holding its text. So a
@@ -659,8 +660,39 @@ class _Fields(dict):  # type: ignore[type-arg]
     kind = _FieldsMark()
 
 
-_kind_of: Callable[[Event | _Fields], Any] = attrgetter("kind")
-_WRITER_TRACKED = _TRACKED | {_FieldsMark}
+class _RunMark:
+    """The ``kind`` of every `_Run` (as `_FieldsMark` is of every `_Fields`)."""
+
+
+class _Run:
+    """A run of back-to-back text (or reasoning) deltas of one message and turn, gathered by the recording's
+    tap: its first event, and each delta's sequence, time and text. The reader appends to the three lists
+    (sequences, then times, then texts); the writer takes from their front what ``texts`` holds, so the
+    other two hold at least as much. The events themselves are not kept: each is dropped as soon as the
+    reader is done with it."""
+
+    __slots__ = ("cls", "head", "ident", "sequences", "texts", "times", "turn")
+    kind = _RunMark()
+
+    def __init__(self, head: Event, cls: type, ident: str) -> None:
+        self.head = head
+        self.cls = cls
+        self.ident = ident
+        self.turn = head.turn_info
+        self.sequences = [head.sequence]
+        self.times = [head.occurred_at]
+        self.texts: list[str] = [head.kind.text]  # type: ignore[union-attr]
+
+
+_Item = Event | _Fields | _Run
+
+
+def _nothing() -> None:
+    pass
+
+
+_kind_of: Callable[[_Item], Any] = attrgetter("kind")
+_WRITER_TRACKED = _TRACKED | {_FieldsMark, _RunMark}
 _ACTIVE_POLL = 0.005  # how often the writer looks at its inbox while events arrive
 _IDLE_POLL = 0.05  # the longest it sleeps between looks once they stop (never above flush_interval)
 
@@ -670,12 +702,15 @@ class Recording:
     ``Store.reopen``, ``Store.fork``, ``Store.handoff``). Use it in ``async with``; iterate it for the
     events; prompt through ``prompt`` so the prompt is stored (and titles the thread).
 
-    How it stays out of the reader's way: on an ``anyagent.Events`` stream it installs ``Events.tap``
-    with its inbox's ``list.append`` and iterating it iterates the stream itself, so the read pays one
-    C call an event; the recording's writer thread looks at the inbox every few milliseconds, takes what
-    arrived, tracks status and usage, merges runs of deltas (``coalesce``), encodes and writes. While
-    history is replayed or the agent's replays are dropped (``reopen``), and for an iterator that is no
-    ``Events``, iterating goes through the recording, which appends each event it passes on."""
+    How it stays out of the reader's way: on an ``anyagent.Events`` stream it installs ``Events.tap`` and
+    iterating it iterates the stream itself. The tap keeps no event: a text or reasoning delta that
+    continues the current run of one message adds its sequence, time and text to that run (three
+    appends), anything else goes into the inbox as it is; so the reader pays one Python call an event,
+    and a delta outlives the reader's use of it only as its text. The recording's writer thread looks every few
+    milliseconds, takes what arrived, tracks status and usage, makes each run's text one stored delta
+    (``merged_run``; other runs of deltas merge with C-level passes, ``coalesce``), encodes and writes.
+    While history is replayed or the agent's replays are dropped (``reopen``), and for an iterator that is
+    no ``Events``, iterating goes through the recording, which appends each event it passes on."""
 
     def __init__(
         self,
@@ -716,7 +751,9 @@ class Recording:
         self._first_prompt = first_prompt
         self._show_history = history
         # the loop appends (events, _Fields); the writer takes from the front: each list operation is atomic
-        self._inbox: list[Event | _Fields] = []
+        self._inbox: list[_Item] = []
+        self._end_run: Callable[[], None] = _nothing  # ends the run the tap is gathering (the loop's)
+        self._open: _Run | None = None  # the last run the writer took, which may still grow (the writer's)
         self._wake = threading.Event()
         self._flushes: list[threading.Event] = []
         self._stopping = False
@@ -869,7 +906,51 @@ class Recording:
         )
         if self._plain and self._tapped is None and isinstance(self._source, Events):
             self._tapped = self._source
-            self._source.tap(self._inbox.append)
+            self._source.tap(self._sink())
+
+    def _sink(self) -> Callable[[Event], None]:
+        """The tap: a text or reasoning delta that continues the current run adds its sequence, time and
+        text to it (three appends; the event itself is let go), one that starts a run puts a `_Run` in the
+        inbox, anything else goes in as it is. The current run lives in the closure's cells (the cheapest
+        reads Python has: this runs for every event the app reads); ``_add`` ends it."""
+        append = self._inbox.append
+        cls: type | None = None  # the current run: its kind class, turn, message id, extensions, appends
+        turn: Any = None
+        ident: Any = None
+        empty: Any = None
+        add_sequence: Callable[[int], None] = append  # type: ignore[assignment]
+        add_time: Callable[[datetime], None] = append  # type: ignore[assignment]
+        add_text: Callable[[str], None] = append  # type: ignore[assignment]
+
+        def sink(event: Event) -> None:
+            nonlocal cls, turn, ident, empty, add_sequence, add_time, add_text
+            kind = event.kind
+            if (
+                kind.__class__ is cls
+                and event.turn_info is turn
+                and kind.message_id == ident  # type: ignore[union-attr]
+                and (event.extensions is empty or not event.extensions)
+            ):
+                add_sequence(event.sequence)
+                add_time(event.occurred_at)
+                add_text(kind.text)  # type: ignore[union-attr]
+                return
+            kind_class = kind.__class__
+            if (kind_class is TextDelta or kind_class is ReasoningDelta) and not event.extensions:
+                run = _Run(event, kind_class, kind.message_id)  # type: ignore[union-attr]
+                cls, turn, ident, empty = kind_class, event.turn_info, run.ident, event.extensions
+                add_sequence, add_time, add_text = run.sequences.append, run.times.append, run.texts.append
+                append(run)
+                return
+            cls = None
+            append(event)
+
+        def end_run() -> None:
+            nonlocal cls
+            cls = None
+
+        self._end_run = end_run
+        return sink
 
     def _untap(self) -> None:
         tapped, self._tapped = self._tapped, None
@@ -917,12 +998,13 @@ class Recording:
 
     def _add(self, item: Event | _Fields) -> None:
         if not self._closed:
+            self._end_run()  # what the tap gathers next comes after this
             self._inbox.append(item)
             if type(item) is _Fields:
                 self._wake.set()
 
     # -- writing -------------------------------------------------------------------------------------
-    # The loop only appends to the inbox (the tap's ``list.append``, a prompt, a field); the writer thread
+    # The loop only appends (the tap: to the current run or the inbox; a prompt, a field); the writer thread
     # takes what arrived every few milliseconds, tracks the thread's status, usage and resume token, and
     # writes when it holds ``batch_size`` events, at a turn end or an open request, at ``flush``, or when
     # ``flush_interval`` passed since its last write. The loop never waits for a write.
@@ -952,14 +1034,16 @@ class Recording:
             del self._flushes[: len(flushes)]
             taken = len(inbox)
             force = False
-            if taken:
-                items = inbox[:taken]
-                del inbox[:taken]
-                if self.failure is None:
-                    force = self._absorb(items, pending, fields)
-                poll = _ACTIVE_POLL
-            else:
-                poll = min(poll * 2, idle_poll)
+            items = inbox[:taken]
+            del inbox[:taken]
+            grown = self._open is not None and self._drain(self._open, pending)  # what it gathered since
+            if items:
+                self._open = None  # anything after a run in the inbox means the run ended before it
+                force = self._absorb(items, pending, fields)
+            if self.failure is not None:  # a failed recording writes nothing more: let what it took go
+                pending.clear()
+                fields.clear()
+            poll = _ACTIVE_POLL if items or grown else min(poll * 2, idle_poll)
             if (pending or fields) and self.failure is None:
                 now = time.monotonic()
                 if (
@@ -976,37 +1060,54 @@ class Recording:
             if stopping:
                 return
 
-    def _absorb(self, items: list[Event | _Fields], pending: list[Event], fields: dict[str, Any]) -> bool:
+    def _absorb(self, items: list[_Item], pending: list[Event], fields: dict[str, Any]) -> bool:
         """Take ``items`` into the pending events (coalesced: ``pending`` counts stored events) and fields; True
-        when one of them asks for a write now (a turn end, an open request). A run of plain deltas takes
-        C-level passes only."""
+        when one of them asks for a write now (a turn end, an open request). Plain events take C-level passes
+        only; runs, marks and tracked events are found by index (C-level too) and handled one by one."""
         kinds = list(map(_kind_of, items))
         classes = list(map(type, kinds))
-        force = False
         if _WRITER_TRACKED.isdisjoint(classes):
-            events: list[Event] = items  # type: ignore[assignment]
-        else:  # the tracked events and marks by index (C-level), the stretches between them sliced
-            events, taken, begin = [], [], 0
-            for index in compress(range(len(classes)), map(_WRITER_TRACKED.__contains__, classes)):
-                events += items[begin:index]  # type: ignore[arg-type]
-                taken += kinds[begin:index]
-                begin = index + 1
-                item = items[index]
-                if isinstance(item, _Fields):
-                    fields.update(item)
-                    if "status" in item:
-                        self._status = ThreadStatus(item["status"])
-                    continue
-                events.append(item)
-                taken.append(kinds[index])
+            self._take(items, kinds, pending)  # type: ignore[arg-type]
+            return False
+        force = False
+        begin = 0
+        for index in compress(range(len(classes)), map(_WRITER_TRACKED.__contains__, classes)):
+            item = items[index]
+            if isinstance(item, Event):
                 force = self._track(item, fields) or force
-            events += items[begin:]  # type: ignore[arg-type]
-            taken += kinds[begin:]
-            kinds = taken
+                continue  # taken with the stretch it belongs to
+            self._take(items[begin:index], kinds[begin:index], pending)  # type: ignore[arg-type]
+            begin = index + 1
+            if isinstance(item, _Fields):
+                fields.update(item)
+                if "status" in item:
+                    self._status = ThreadStatus(item["status"])
+            else:
+                self._drain(item, pending)
+        self._take(items[begin:], kinds[begin:], pending)  # type: ignore[arg-type]
+        if isinstance(items[-1], _Run):
+            self._open = items[-1]  # the last run may still grow (the tap appends to it until something else comes)
+        return force
+
+    def _take(self, events: list[Event], kinds: list[EventKind], pending: list[Event]) -> None:
         if events:
             self._latest = max(self._latest, events[-1].occurred_at)  # a merged run keeps its first delta's time
             merge_into(pending, coalesce(events, kinds, one_session=True))  # a recording is of one session
-        return force
+
+    def _drain(self, run: _Run, pending: list[Event]) -> bool:
+        """Take what ``run`` gathered since the last look into ``pending``; False when nothing."""
+        taken = len(run.texts)
+        if not taken:
+            return False
+        texts = run.texts[:taken]
+        del run.texts[:taken]
+        sequences = run.sequences[:taken]
+        del run.sequences[:taken]
+        times = run.times[:taken]
+        del run.times[:taken]
+        self._latest = max(self._latest, times[-1])
+        merge_into(pending, merged_run(run.head, texts, sequences, times))
+        return True
 
     def _track(self, event: Event, fields: dict[str, Any]) -> bool:
         kind = event.kind
