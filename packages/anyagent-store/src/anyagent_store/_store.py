@@ -750,7 +750,7 @@ class Recording:
         self._dedupe = dedupe
         self._first_prompt = first_prompt
         self._show_history = history
-        # the loop appends (events, _Fields); the writer takes from the front: each list operation is atomic
+        # the loop appends (events, runs, _Fields); the writer takes from the front: each list operation is atomic
         self._inbox: list[_Item] = []
         self._end_run: Callable[[], None] = _nothing  # ends the run the tap is gathering (the loop's)
         self._open: _Run | None = None  # the last run the writer took, which may still grow (the writer's)
