@@ -25,7 +25,7 @@ from anyagent import (
     UserMessage,
 )
 from anyagent.mock import Script, Step, completed, text, tool
-from anyagent_store import Store
+from anyagent_store import Store, Thread
 from anyagent_store._codec import MERGED_TEXT_LIMIT, coalesce, merge_into
 
 T0 = datetime(2026, 12, 4, 12, 0, tzinfo=timezone.utc)
@@ -153,6 +153,19 @@ def test_coalescing_keeps_every_text_in_order_however_the_events_are_taken(
         assert len(whole) == len(pending) == 1
 
 
+async def _record_turn(tmp_path: Any, script: Script, **record: Any) -> tuple[list[Event], list[Event], Thread]:
+    """One prompt's turn of ``script`` read through a recording: (the events read, the events stored, the thread)."""
+    async with Store.sqlite(tmp_path / "t.db") as store, Runtime.with_mock(script) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir(tmp_path))
+        async with session, store.record(session, events, **record) as recording:
+            await recording.prompt("go")
+            read = await read_turn(recording)
+        thread = await store.thread(recording.thread.id)
+        stored = [s.event for s in await store.history(thread) if s.event is not None]
+    return read, stored, thread
+
+
 @pytest.mark.anyio
 async def test_a_flood_is_stored_as_a_few_deltas_holding_all_its_text(tmp_path: Any) -> None:
     script = Script(buffer=1024).turn(
@@ -163,14 +176,7 @@ async def test_a_flood_is_stored_as_a_few_deltas_holding_all_its_text(tmp_path: 
             Step.end(completed()),
         ]
     )
-    async with Store.sqlite(tmp_path / "t.db") as store, Runtime.with_mock(script) as runtime:
-        agent = (await runtime.discover()).require("mock")
-        session, events = await runtime.open(agent, SessionOptions.in_dir(tmp_path))
-        async with session, store.record(session, events) as recording:
-            await recording.prompt("go")
-            read = await read_turn(recording)
-        thread = await store.thread(recording.thread.id)
-        stored = [s.event for s in await store.history(thread) if s.event is not None]
+    read, stored, thread = await _record_turn(tmp_path, script)
     deltas = [e for e in read if isinstance(e.kind, TextDelta)]
     kept = [e for e in stored if isinstance(e.kind, TextDelta)]
     assert "".join(e.kind.text for e in kept) == "".join(e.kind.text for e in deltas) == "w " * 5000 + "v " * 700  # type: ignore[union-attr]
@@ -217,13 +223,7 @@ async def test_a_prompt_steered_into_a_run_of_deltas_ends_the_run(tmp_path: Any)
 async def test_a_run_written_across_many_writes_keeps_each_pieces_first_time_and_last_sequence(tmp_path: Any) -> None:
     steps = [Step.emit(text("m1", f"w{i} ")) if i % 10 else Step.sleep(0.02) for i in range(1, 200)]
     script = Script().turn([*steps, Step.end(completed())])
-    async with Store.sqlite(tmp_path / "t.db") as store, Runtime.with_mock(script) as runtime:
-        agent = (await runtime.discover()).require("mock")
-        session, events = await runtime.open(agent, SessionOptions.in_dir(tmp_path))
-        async with session, store.record(session, events, batch_size=1, flush_interval=0.01) as recording:
-            await recording.prompt("go")
-            read = await read_turn(recording)
-        stored = [s.event for s in await store.history(recording.thread.id) if s.event is not None]
+    read, stored, _ = await _record_turn(tmp_path, script, batch_size=1, flush_interval=0.01)
     deltas = [e for e in read if isinstance(e.kind, TextDelta)]
     pieces = [e for e in stored if isinstance(e.kind, TextDelta)]
     assert 3 <= len(pieces) < len(deltas)  # written in several pieces, each of several deltas
