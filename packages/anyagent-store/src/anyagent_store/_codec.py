@@ -106,6 +106,8 @@ MERGED_TEXT_LIMIT = 32_768
 _kind_of: Callable[[Event], EventKind] = attrgetter("kind")
 _text: Callable[[EventKind], str] = attrgetter("text")
 _session_of: Callable[[Event], str] = attrgetter("session_id")
+_sequence_of: Callable[[Event], int] = attrgetter("sequence")
+_time_of: Callable[[Event], datetime] = attrgetter("occurred_at")
 _turn_of: Callable[[Event], Any] = attrgetter("turn_info")
 _extensions_of: Callable[[Event], Any] = attrgetter("extensions")
 _ID_OF: dict[type, Callable[[EventKind], str]] = {  # on the kind
@@ -184,28 +186,7 @@ def _merge_one(run: list[Event], kinds: list[EventKind], out: list[Event]) -> No
     if len(text) <= MERGED_TEXT_LIMIT:
         out.append(attrs.evolve(head, sequence=run[-1].sequence, kind=_with_text(head.kind, text)))
         return
-    texts = list(map(_text, kinds))
-    for begin, end in _cuts(texts):
-        first = run[begin]
-        if end - begin == 1:
-            out.append(first)
-        else:
-            kind = _with_text(first.kind, "".join(texts[begin:end]))
-            out.append(attrs.evolve(first, sequence=run[end - 1].sequence, kind=kind))
-
-
-def _cuts(texts: list[str]) -> list[tuple[int, int]]:
-    """Where a run of texts is cut so that each piece holds at most `MERGED_TEXT_LIMIT` characters (a text
-    longer than that alone is a piece of its own): (begin, end) index pairs."""
-    ends = list(accumulate(map(len, texts)))
-    cuts: list[tuple[int, int]] = []
-    begin = 0
-    while begin < len(texts):
-        limit = (ends[begin - 1] if begin else 0) + MERGED_TEXT_LIMIT
-        end = max(begin + 1, bisect_right(ends, limit, begin))
-        cuts.append((begin, end))
-        begin = end
-    return cuts
+    out.extend(_pieces(head, list(map(_text, kinds)), list(map(_sequence_of, run)), list(map(_time_of, run))))
 
 
 def merged_run(head: Event, texts: list[str], sequences: list[int], times: list[datetime]) -> list[Event]:
@@ -215,15 +196,22 @@ def merged_run(head: Event, texts: list[str], sequences: list[int], times: list[
     text = "".join(texts)
     if len(text) <= MERGED_TEXT_LIMIT:
         return [attrs.evolve(head, sequence=sequences[-1], occurred_at=times[0], kind=_with_text(head.kind, text))]
-    return [
-        attrs.evolve(
-            head,
-            sequence=sequences[end - 1],
-            occurred_at=times[begin],
-            kind=_with_text(head.kind, "".join(texts[begin:end])),
-        )
-        for begin, end in _cuts(texts)
-    ]
+    return _pieces(head, texts, sequences, times)
+
+
+def _pieces(head: Event, texts: list[str], sequences: list[int], times: list[datetime]) -> list[Event]:
+    """A run longer than `MERGED_TEXT_LIMIT` cut between deltas: each piece at most the limit (a delta longer
+    than that alone is a piece of its own), with its first delta's time and its last delta's sequence."""
+    ends = list(accumulate(map(len, texts)))
+    pieces: list[Event] = []
+    begin = 0
+    while begin < len(texts):
+        limit = (ends[begin - 1] if begin else 0) + MERGED_TEXT_LIMIT
+        end = max(begin + 1, bisect_right(ends, limit, begin))
+        kind = _with_text(head.kind, "".join(texts[begin:end]))
+        pieces.append(attrs.evolve(head, sequence=sequences[end - 1], occurred_at=times[begin], kind=kind))
+        begin = end
+    return pieces
 
 
 def _with_text(kind: Any, text: str) -> EventKind:

@@ -671,14 +671,11 @@ class _Run:
     other two hold at least as much. The events themselves are not kept: each is dropped as soon as the
     reader is done with it."""
 
-    __slots__ = ("cls", "head", "ident", "sequences", "texts", "times", "turn")
+    __slots__ = ("head", "sequences", "texts", "times")
     kind = _RunMark()
 
-    def __init__(self, head: Event, cls: type, ident: str) -> None:
+    def __init__(self, head: Event) -> None:
         self.head = head
-        self.cls = cls
-        self.ident = ident
-        self.turn = head.turn_info
         self.sequences = [head.sequence]
         self.times = [head.occurred_at]
         self.texts: list[str] = [head.kind.text]  # type: ignore[union-attr]
@@ -937,8 +934,8 @@ class Recording:
                 return
             kind_class = kind.__class__
             if (kind_class is TextDelta or kind_class is ReasoningDelta) and not event.extensions:
-                run = _Run(event, kind_class, kind.message_id)  # type: ignore[union-attr]
-                cls, turn, ident, empty = kind_class, event.turn_info, run.ident, event.extensions
+                run = _Run(event)
+                cls, turn, ident, empty = kind_class, event.turn_info, kind.message_id, event.extensions  # type: ignore[union-attr]
                 add_sequence, add_time, add_text = run.sequences.append, run.times.append, run.texts.append
                 append(run)
                 return
