@@ -43,6 +43,7 @@ from anyagent import (
     SessionOptions,
     SessionStatus,
     SessionUpdated,
+    TextDelta,
     ToolStatus,
     TurnEnded,
     UnsupportedFeature,
@@ -511,6 +512,49 @@ async def test_events_tap_sees_every_event_the_reader_gets_in_order() -> None:
     assert first not in tapped
     assert tapped == read and len(read) > 300
     assert [e.sequence for e in tapped] == sorted(e.sequence for e in tapped)
+
+
+async def test_events_tap_checkpoint_runs_at_least_every_64_events_and_before_each_wait() -> None:
+    # the checkpoint is where a recorder lets its thread in: a flood must reach it every 64 events at
+    # most, a reader that caught up must reach it before it waits, and removing the sink removes it
+    script = Script(buffer=1024).turn(
+        [
+            Step.repeat(1000, Step.emit(text("m1", "w "))),
+            Step.sleep(0.05),
+            Step.emit(text("m1", "x")),
+            Step.end(completed()),
+        ]
+    )
+    async with Runtime.with_mock(script) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir("."))
+        async with session:
+            marks: list[object] = []  # the sink's events and the checkpoint's marks, in the order they came
+            checkpoint = object()
+            events.tap(marks.append, checkpoint=lambda: marks.append(checkpoint))
+            await session.prompt("go")
+            with anyio.fail_after(10):
+                async for event in events:
+                    if isinstance(event.kind, TextDelta) and event.kind.text == "x":
+                        assert marks[-2] is checkpoint  # the reader waited for it: a checkpoint came first
+                    if isinstance(event.kind, TurnEnded):
+                        break
+            events.tap(None, checkpoint=lambda: marks.append(checkpoint))  # no sink: no checkpoint either
+            count = len(marks)
+            await session.prompt("again")
+            with anyio.fail_after(10):
+                async for event in events:
+                    if isinstance(event.kind, TurnEnded):
+                        break
+            assert len(marks) == count
+    gaps, run = [], 0
+    for mark in marks:
+        if mark is checkpoint:
+            gaps.append(run)
+            run = 0
+        else:
+            run += 1
+    assert sum(gaps) + run > 1000 and max(gaps) <= 64  # never more than 64 events between two checkpoints
 
 
 async def test_events_failure_names_the_error_once_the_reader_got_it() -> None:

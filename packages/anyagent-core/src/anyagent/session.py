@@ -126,7 +126,7 @@ class Events:
     ``AgentError`` after the last buffered event.
     """
 
-    __slots__ = ("_engine", "_raised", "_receive", "_since_checkpoint", "_tap")
+    __slots__ = ("_checkpoint", "_engine", "_raised", "_receive", "_since_checkpoint", "_tap")
 
     def __init__(self, engine: _Engine) -> None:
         self._engine = engine
@@ -134,17 +134,26 @@ class Events:
         self._raised = False
         self._since_checkpoint = 0
         self._tap: Callable[[Event], object] | None = None
+        self._checkpoint: Callable[[], object] | None = None
 
-    def tap(self, sink: Callable[[Event], object] | None) -> None:
+    def tap(self, sink: Callable[[Event], object] | None, *, checkpoint: Callable[[], object] | None = None) -> None:
         """Hand every event this stream yields from now on to ``sink`` as well, just before it is
-        yielded, in order (``None`` removes it; one sink at a time, a new one replaces the old).
+        yielded, in order (``None`` removes it, and ``checkpoint`` with it; one sink at a time, a new one
+        replaces the old).
 
         ``sink`` runs in the reader's task for each event, so it must be cheap and must not block or
         raise: ``list.append`` of a list another thread drains is the intended use (a recorder that
         must not slow the reader, as ``anyagent_store`` does). It sees exactly what the reader gets,
         text deltas merged while the reader lagged included; the ``AgentError`` a failure ends the
-        stream with is raised to the reader, not passed to ``sink``."""
+        stream with is raised to the reader, not passed to ``sink``.
+
+        ``checkpoint``, when given, is called (no arguments, in the reader's task) each time the stream
+        is about to hand control to the scheduler: at least once every 64 events, and whenever no event
+        is queued. That is where a recorder whose thread needs the GIL should let it run (by waiting
+        for it there, briefly): a thread that asks for the GIL while the reader's loop never sleeps waits
+        until the loop does, and costs the reader a wake-up each time the loop lets go of the GIL."""
         self._tap = sink
+        self._checkpoint = checkpoint if sink is not None else None
 
     @property
     def failure(self) -> AgentError | None:
@@ -179,7 +188,9 @@ class Events:
                 if self._tap is not None:
                     self._tap(event)
                 return event
-        self._since_checkpoint = 0
+        self._since_checkpoint = 1  # the event this receive returns counts: a checkpoint every 64 events
+        if self._checkpoint is not None:
+            self._checkpoint()
         try:
             event = await self._receive.receive()
         except anyio.EndOfStream:
