@@ -374,9 +374,13 @@ async def test_an_event_serialize_cannot_write_is_stored_as_a_warning_and_record
     assert [s.position for s in history] == list(range(1, len(history) + 1))
 
 
-async def test_a_batch_is_written_without_a_turn_of_the_event_loop(tmp_path: Path) -> None:
-    # the writer thread takes a full batch itself: a reader that keeps the loop busy still gets it stored
-    # (a batch counts stored events: deltas of one message would merge, so each delta has its own message)
+@pytest.mark.parametrize(("batch_size", "flush_interval"), [(1, 60.0), (1000, 0.05)], ids=["batch", "interval"])
+async def test_what_was_read_is_written_without_a_turn_of_the_event_loop(
+    tmp_path: Path, batch_size: int, flush_interval: float
+) -> None:
+    # the writer thread takes a full batch (here: every event) or, when flush_interval passed, what waits,
+    # itself: a reader that keeps the loop busy still gets it stored (a batch counts events and runs of
+    # deltas: deltas of one message would merge, so each delta has its own message)
     import sqlite3
     import time
 
@@ -384,7 +388,8 @@ async def test_a_batch_is_written_without_a_turn_of_the_event_loop(tmp_path: Pat
     async with Store.sqlite(tmp_path / "t.db") as store, Runtime.with_mock(script) as runtime:
         agent = (await runtime.discover()).require("mock")
         session, events = await runtime.open(agent, SessionOptions.in_dir(tmp_path))
-        async with session, store.record(session, events, batch_size=8, flush_interval=60) as recording:
+        record = store.record(session, events, batch_size=batch_size, flush_interval=flush_interval)
+        async with session, record as recording:
             await recording.prompt("go")
             said: list[str] = []
             for _ in range(8):
@@ -397,7 +402,7 @@ async def test_a_batch_is_written_without_a_turn_of_the_event_loop(tmp_path: Pat
             with sqlite3.connect(tmp_path / "t.db") as conn:  # the loop blocks here: no task of it runs
                 while said[-1] not in stored and time.monotonic() < deadline:
                     rows = conn.execute("SELECT text FROM chunks WHERE thread_id = ?", (recording.thread.id,))
-                    stored = "".join(row[0] or "" for row in rows)
+                    stored = "\n".join(row[0] for row in rows if row[0])  # each write: its texts, one a line
                     time.sleep(0.01)  # noqa: ASYNC251 - blocking the loop is the point
             assert stored.split("\n") == ["go", *said]  # the prompt and every delta read
             await read_turn(recording)
