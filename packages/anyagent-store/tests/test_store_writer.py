@@ -11,7 +11,7 @@ from storesupport import read_turn
 
 from anyagent import Runtime, SessionOptions, TextDelta, TurnEnded
 from anyagent.mock import Script, Step, completed, text
-from anyagent_store import Store
+from anyagent_store import Store, StoreError
 from anyagent_store._store import Recording
 
 pytestmark = pytest.mark.anyio
@@ -85,3 +85,32 @@ async def test_deltas_read_before_the_app_holds_the_stream_are_written(store: St
                     )
                 rest = await read_turn(recording)
     assert [e.kind.text for e in rest if isinstance(e.kind, TextDelta)] == ["later"]
+
+
+async def test_a_writer_that_breaks_fails_the_recording_and_never_the_session(
+    store: Store, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a bug in the writer thread (not the database): flush and the block end raise it typed, nobody waits
+    # for a round that will not come, and the app keeps reading the session
+    def broken(self: Recording, *args: Any) -> None:
+        raise RuntimeError("writer bug")
+
+    monkeypatch.setattr(Recording, "_absorb", broken)
+    script = Script().turn([Step.repeat(500, Step.emit(text("m1", "w "))), Step.end(completed())])
+    script = script.turn([Step.emit(text("m2", "again")), Step.end(completed())])
+    async with Runtime.with_mock(script) as runtime:
+        agent = (await runtime.discover()).require("mock")
+        session, events = await runtime.open(agent, SessionOptions.in_dir(tmp_path))
+        async with session:
+            recording = store.record(session, events, flush_interval=0.02)
+            with pytest.raises(StoreError, match="writer bug"), anyio.fail_after(30):
+                async with recording:
+                    await recording.prompt("go")
+                    first = await read_turn(recording)
+                    with pytest.raises(StoreError, match="writer bug"):
+                        await recording.flush()
+                    await recording.prompt("more")
+                    second = await read_turn(recording)
+            assert sum(isinstance(e.kind, TextDelta) for e in first) >= 1
+            assert [e.kind.text for e in second if isinstance(e.kind, TextDelta)] == ["again"]
+            assert session.status().value == "idle"

@@ -690,13 +690,19 @@ def _nothing() -> None:
     pass
 
 
+def _wait_while_alive(done: threading.Event, thread: threading.Thread) -> None:
+    """Wait for ``done`` as long as ``thread`` (the writer that sets it) runs."""
+    while not done.wait(0.1) and thread.is_alive():
+        pass
+
+
 def _no() -> bool:
     return False
 
 
 _kind_of: Callable[[_Item], Any] = attrgetter("kind")
 _WRITER_TRACKED = _TRACKED | {_FieldsMark, _RunMark}
-_HANDOFF_WAIT = 0.05  # the longest the reader waits at a checkpoint for the writer's round to end
+_HANDOFF_WAIT = 0.02  # the longest the reader waits at a checkpoint for the writer's round to end
 _FORCING = (TurnEnded, RequestOpened)  # kinds the writer stores at once (the reader hands over at its next checkpoint)
 
 
@@ -760,6 +766,7 @@ class Recording:
         self._open: _Run | None = None  # the last run the writer took, which may still grow (the writer's)
         self._wake = threading.Event()
         self._due = math.inf  # when the writer's next round is due: it sets it before it sleeps
+        self._handing = False  # a hand-over timed out and its round has not ended yet
         self._flushes: list[threading.Event] = []
         self._stopping = False
         self._writer: threading.Thread | None = None
@@ -799,7 +806,7 @@ class Recording:
                 if identity is not None:
                     self._seen.add(identity)
         self._writer = threading.Thread(
-            target=self._write_loop, name=f"anyagent-store writer {self._thread.id[:8]}", daemon=True
+            target=self._writer_main, name=f"anyagent-store writer {self._thread.id[:8]}", daemon=True
         )
         self._writer.start()
         tg = anyio.create_task_group()
@@ -1003,14 +1010,16 @@ class Recording:
         open request or ``batch_size`` items), let it in: wait, bounded, for that round to end. Waiting
         releases the GIL to it. A writer that asked for the GIL while the loop never sleeps (a flood) would
         get it only once the flood ended, and would cost the reader a futex wake-up each time the loop let
-        go of the GIL meanwhile (measured: ~0.3 µs an event on the in-process mock's 2.1)."""
-        if not self._wake.is_set() and time.monotonic() < self._due:
+        go of the GIL meanwhile (measured: ~0.3 µs an event on the in-process mock's 2.1). A round that
+        outlasts ``_HANDOFF_WAIT`` (a slow disk, a far server) is not waited for again until it ends."""
+        if self._handing or (not self._wake.is_set() and time.monotonic() < self._due):
             return
         self._due = math.inf  # one hand-over a round: the writer sets the next due time before it sleeps
         done = threading.Event()
         self._flushes.append(done)
         self._wake.set()
-        done.wait(_HANDOFF_WAIT)
+        if not done.wait(_HANDOFF_WAIT):
+            self._handing = True  # the writer clears it when that round ends
 
     def _untap(self) -> None:
         tapped, self._tapped = self._tapped, None
@@ -1085,12 +1094,32 @@ class Recording:
             written = threading.Event()
             self._flushes.append(written)
             self._wake.set()
-            await anyio.to_thread.run_sync(written.wait)
+            await anyio.to_thread.run_sync(_wait_while_alive, written, self._writer)
         if self.failure is not None:
             raise self.failure
 
+    def _writer_main(self) -> None:
+        """The writer thread: `_write_loop`; an error it did not expect (a bug, not the database) ends the
+        recording's writes with a ``failure`` and releases whoever waits for a round."""
+        try:
+            self._write_loop()
+        except BaseException as exc:
+            if self.failure is None:
+                thread_id = self._thread.id if self._thread is not None else "?"
+                self.failure = StoreError(f"recording into thread {thread_id} failed: {exc!r}", self.store.location)
+                self.failure.__cause__ = exc
+            self._plain = False
+            tapped = self._tapped
+            if tapped is not None:
+                tapped.tap(None)  # nothing takes what a tap would gather any more
+            self._inbox.clear()
+        finally:
+            self._handing = True  # no checkpoint waits for a round again
+            for done in self._flushes:
+                done.set()
+
     def _write_loop(self) -> None:
-        """The writer thread."""
+        """The writer's rounds."""
         pending: list[Event] = []  # coalesced: the events the next write stores
         fields: dict[str, Any] = {}
         poll = self.flush_interval
@@ -1118,6 +1147,7 @@ class Recording:
                 pending, fields = [], {}
             for done in flushes:
                 done.set()
+            self._handing = False
             if stopping:
                 return
 
