@@ -370,11 +370,14 @@ class Store:
         beside the reading (the block's end waits for it up to 30 seconds; the prompt's first line titles the
         thread until it answers); by default the first line of the first prompt. The recording's writer thread
         takes the events as they are read (``Events.tap``: the reader's cost is one Python call an event), and
-        writes when it holds ``batch_size`` stored events, when ``flush_interval`` seconds passed since its last
-        write, and at once at each turn end and permission or question; the read never waits for it. A run of
-        back-to-back deltas of one message (or one tool's output) is stored as one delta holding its text. So a
-        host killed with SIGKILL loses only events read after the last write began: at most ``flush_interval``
-        seconds' worth plus the write under way (by default 0.25 s and a few ms). A failed write
+        writes every ``flush_interval`` seconds, when ``batch_size`` events (a run of deltas counts as one) wait
+        for it, and at once at each turn end and permission or question. The read does not wait for it, except
+        at a checkpoint of the stream while a flood keeps the event loop from sleeping: there the reader lets a
+        writer whose round is due in and waits for that round (a few hundred µs, at most 20 ms), once a round.
+        A run of back-to-back deltas of one message (or one tool's output) is stored as one delta holding its
+        text. So a host killed with SIGKILL loses only events read after the last write began: at most
+        ``flush_interval`` seconds' worth plus the write under way (by default 0.25 s and a few ms), or twice
+        that for the deltas of a message the app stopped reading in the middle of. A failed write
         (``StoreFull``) stops the recording, never the session: the events keep flowing to the app, ``failure`` holds
         the error and ``flush()``/exiting the block raise it."""
         return Recording(
@@ -713,13 +716,19 @@ class Recording:
 
     How it stays out of the reader's way: on an ``anyagent.Events`` stream it installs ``Events.tap`` and
     iterating it iterates the stream itself. The tap keeps no event: a text or reasoning delta that
-    continues the current run of one message adds its sequence, time and text to that run (three
-    appends), anything else goes into the inbox as it is; so the reader pays one Python call an event,
-    and a delta outlives the reader's use of it only as its text. The recording's writer thread looks every few
-    milliseconds, takes what arrived, tracks status and usage, makes each run's text one stored delta
-    (``merged_run``; other runs of deltas merge with C-level passes, ``coalesce``), encodes and writes.
-    While history is replayed or the agent's replays are dropped (``reopen``), and for an iterator that is
-    no ``Events``, iterating goes through the recording, which appends each event it passes on."""
+    continues the current run of one message adds its text to the run's chunk (one append), anything else
+    goes into the inbox as it is; so the reader pays one Python call an event, and a delta outlives the
+    reader's use of it only as its text. At each checkpoint of the stream (``Events.tap(checkpoint=)``: at
+    least every 64 events) the chunk becomes one entry of the run (joined text, first time, last
+    sequence). The writer thread sleeps ``flush_interval`` between rounds, or until a turn end, an open
+    request or a full batch wakes it; a round takes what arrived, tracks status and usage, makes each
+    run's text one stored delta (``merged_run``; other runs of deltas merge with C-level passes,
+    ``coalesce``), encodes and writes. It never waits for the GIL on its own while the reader floods: a
+    thread that asks for it while the event loop never sleeps gets it only when the loop does, and makes
+    the loop pay a futex wake-up each time it lets go of the GIL meanwhile; the stream's checkpoint lets
+    it in when its round is due. While history is replayed or the agent's replays are dropped
+    (``reopen``), and for an iterator that is no ``Events``, iterating goes through the recording, which
+    appends each event it passes on."""
 
     def __init__(
         self,
@@ -1080,7 +1089,9 @@ class Recording:
         if not self._closed:
             self._end_run()  # what the tap gathers next comes after this
             self._inbox.append(item)
-            if type(item) is _Fields or type(item.kind) in _FORCING or len(self._inbox) >= self.batch_size:
+            # a title or status waits for the next round (a flood that starts with the prompt would stall
+            # for it at its first checkpoint), a turn end, an open request or a full batch wakes the writer
+            if len(self._inbox) >= self.batch_size or (type(item) is not _Fields and type(item.kind) in _FORCING):
                 self._wake.set()
 
     # -- writing -------------------------------------------------------------------------------------
