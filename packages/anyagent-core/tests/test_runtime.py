@@ -478,18 +478,23 @@ async def test_a_mock_with_plan_usage_reports_it_and_the_capability() -> None:
     assert not Script().capability_set().supports(Capability.PLAN_USAGE)
 
 
-async def test_events_tap_sees_every_event_the_reader_gets_in_order() -> None:
-    # a flood (taken without a wait), a quiet stretch (an awaited receive) and the end: the sink gets
-    # exactly what the reader gets, from the moment it is set until it is removed
-    script = Script(buffer=64).turn(
+def _flood_then_quiet(deltas: int, buffer: int) -> Script:
+    """A turn of ``deltas`` text deltas taken without a wait, a quiet stretch (the reader waits), one more
+    delta ("x") and the end."""
+    return Script(buffer=buffer).turn(
         [
-            Step.repeat(300, Step.emit(text("m1", "w "))),
+            Step.repeat(deltas, Step.emit(text("m1", "w "))),
             Step.sleep(0.05),
             Step.emit(text("m1", "x")),
             Step.end(completed()),
         ]
     )
-    async with Runtime.with_mock(script) as runtime:
+
+
+async def test_events_tap_sees_every_event_the_reader_gets_in_order() -> None:
+    # a flood (taken without a wait), a quiet stretch (an awaited receive) and the end: the sink gets
+    # exactly what the reader gets, from the moment it is set until it is removed
+    async with Runtime.with_mock(_flood_then_quiet(300, buffer=64)) as runtime:
         agent = (await runtime.discover()).require("mock")
         session, events = await runtime.open(agent, SessionOptions.in_dir("."))
         async with session:
@@ -517,15 +522,7 @@ async def test_events_tap_sees_every_event_the_reader_gets_in_order() -> None:
 async def test_events_tap_checkpoint_runs_at_least_every_64_events_and_before_each_wait() -> None:
     # the checkpoint is where a recorder lets its thread in: a flood must reach it every 64 events at
     # most, a reader that caught up must reach it before it waits, and removing the sink removes it
-    script = Script(buffer=1024).turn(
-        [
-            Step.repeat(1000, Step.emit(text("m1", "w "))),
-            Step.sleep(0.05),
-            Step.emit(text("m1", "x")),
-            Step.end(completed()),
-        ]
-    )
-    async with Runtime.with_mock(script) as runtime:
+    async with Runtime.with_mock(_flood_then_quiet(1000, buffer=1024)) as runtime:
         agent = (await runtime.discover()).require("mock")
         session, events = await runtime.open(agent, SessionOptions.in_dir("."))
         async with session:
