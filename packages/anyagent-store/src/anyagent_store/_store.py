@@ -372,8 +372,9 @@ class Store:
         takes the events as they are read (``Events.tap``: the reader's cost is one Python call an event), and
         writes every ``flush_interval`` seconds, when ``batch_size`` events (a run of deltas counts as one) wait
         for it, and at once at each turn end and permission or question. The read does not wait for it, except
-        at a checkpoint of the stream while a flood keeps the event loop from sleeping: there the reader lets a
-        writer whose round is due in and waits for that round (a few hundred µs, at most 20 ms), once a round.
+        at a checkpoint of the stream (every 64 events at most) when a round is due: there the reader lets the
+        writer in and waits for that round (a few hundred µs, at most 20 ms), so that a flood that keeps the
+        event loop from sleeping cannot keep the writer from the GIL.
         A run of back-to-back deltas of one message (or one tool's output) is stored as one delta holding its
         text. So a host killed with SIGKILL loses only events read after the last write began: at most
         ``flush_interval`` seconds' worth plus the write under way (by default 0.25 s and a few ms), or twice
