@@ -357,10 +357,8 @@ class ClaudeDriver(seam.Driver):
         return reply or ControlReply(request_id, False, {}, f"no answer to {subtype} within {timeout:g} s")
 
     async def _on_frame(self, frame: Incoming) -> None:
-        fast = self._translator.text_delta(frame)  # the loop's ``fast_frame`` took these already
-        if fast is not None:
-            await self.loop.send(fast)
-            return
+        # only frames the loop's ``fast_frame`` (``text_delta``) declined come here; ``feed``
+        # translates a text delta too, for a caller that skips it
         out = self._translator.feed(frame)
         for reply in out.replies:
             await self._connection.control.resolve(reply.request_id, reply)
