@@ -1,7 +1,8 @@
-"""The driver's text fast path (``CodexDriver._on_frame`` → ``Translator.text_delta``) takes an
-``item/agentMessage/delta`` of our thread only when the full path (``_on_notification`` →
-``Translator.feed``) would make one ``Content(TextDelta)`` of it, and then has the same effects;
-every other notification reaches the full path untouched."""
+"""The driver's text fast path (the loop's ``fast_frame``: ``CodexDriver._fast_frame`` →
+``Translator.text_delta``) takes an ``item/agentMessage/delta`` of our thread only when the full
+path (``_on_frame`` → ``_on_notification`` → ``Translator.feed``) would make one
+``Content(TextDelta)`` of it, and then has the same effects; every other notification reaches the
+full path untouched."""
 
 from __future__ import annotations
 
@@ -48,8 +49,8 @@ def notifications(draw: st.DrawFn) -> Notification:
 
 
 def fake_driver(full: list[Notification] | None) -> Any:
-    """What ``_on_frame`` / ``_on_notification`` touch for these notifications; ``full`` collects
-    what reaches the full path (None: run the real full path)."""
+    """What ``_fast_frame`` / ``_on_frame`` / ``_on_notification`` touch for these notifications;
+    ``full`` collects what reaches the full path (None: run the real full path)."""
     sent: list[seam.DriverEvent] = []
 
     async def send(event: seam.DriverEvent) -> None:
@@ -57,7 +58,6 @@ def fake_driver(full: list[Notification] | None) -> Any:
 
     loop = SimpleNamespace(send=send, link=SimpleNamespace(send=send))
     fake = SimpleNamespace(_thread_id=THREAD, _translator=Translator(), _loop=loop, sent=sent)
-    fake._fast_frame = lambda message: CodexDriver._fast_frame(fake, message)
     if full is not None:
 
         async def on_notification(note: Notification) -> None:
@@ -67,13 +67,23 @@ def fake_driver(full: list[Notification] | None) -> Any:
     return fake
 
 
+async def deliver(driver: Any, note: Notification) -> None:
+    """What ``toolkit.DriverLoop`` does with a frame: ``fast_frame`` first, its event sent; only a
+    frame it declined (None) reaches ``on_frame``."""
+    event = CodexDriver._fast_frame(driver, note)
+    if event is None:
+        await CodexDriver._on_frame(driver, note)
+    else:
+        await driver._loop.send(event)
+
+
 def outcomes(note: Notification, backend: str) -> tuple[Any, list[Notification], Any]:
     """(the fast path's driver, what it passed to the full path, the full path's driver: run
     only when the fast path took the frame)."""
     full: list[Notification] = []
     fast = fake_driver(full)
     reference = fake_driver(None)
-    anyio.run(CodexDriver._on_frame, fast, note, backend=backend)
+    anyio.run(deliver, fast, note, backend=backend)
     if not full:  # taken: what would the full path have done?
         anyio.run(CodexDriver._on_notification, reference, note, backend=backend)
     return fast, full, reference

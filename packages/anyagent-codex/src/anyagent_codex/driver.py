@@ -290,13 +290,9 @@ class CodexDriver(seam.Driver):
         return None
 
     async def _on_frame(self, message: Message) -> None:
-        if type(message) is Notification:
-            fast = self._fast_frame(message)
-            if fast is not None:
-                await self._loop.send(fast)  # the link's own send while the loop runs
-                return
-            await self._on_notification(message)
-        elif isinstance(message, Notification):
+        # only frames the loop's ``fast_frame`` declined come here (``_on_notification`` takes a
+        # delta of ours too, the full path, for a caller that skips it)
+        if isinstance(message, Notification):
             await self._on_notification(message)
         elif isinstance(message, Response):
             handler = self._responses.pop(message.id, None)
