@@ -432,7 +432,7 @@ class PiDriver(seam.Driver):
 
     def _fast_frame(self, frame: Incoming) -> TextDelta | seam.Content | None:
         """The loop's ``fast_frame``: a ``message_update``'s text or thinking delta; None for
-        anything else (then ``_on_frame``, which drops a ``message_update`` without one)."""
+        anything else (then ``_on_frame``, which drops a ``message_update`` this declined)."""
         if type(frame) is dict and frame.get("type") == "message_update":
             return self._translator.delta(frame)
         return None
@@ -441,10 +441,9 @@ class PiDriver(seam.Driver):
         if not isinstance(frame, dict):
             return
         kind = frame.get("type")
-        if kind == "message_update":  # most frames: straight to the engine
-            delta = self._translator.delta(frame)
-            if delta is not None:
-                await self.loop.send(delta)
+        if kind == "message_update" and type(frame) is dict:
+            # ``_fast_frame`` (the loop's, first) found no delta in it: nothing to send. A dict
+            # subclass is not one it takes: ``feed`` translates that one's delta
             return
         if kind == "response":
             if not await self._connection.resolve(frame) and frame.get("success") is False:
