@@ -320,12 +320,10 @@ class AcpDriver(seam.Driver):
         return None
 
     async def _on_message(self, message: Message) -> None:
+        # only messages the loop's ``fast_frame`` (``_fast_message``) declined come here, in the
+        # same step (no state changed since: ``_next_text`` would decline again); ``_on_update``
+        # takes a chunk ``_next_text`` takes too, the full path, for a caller that skips it
         self._frame = message
-        if type(message) is Notification and message.method == "session/update":
-            fast = self._next_text(message.params)
-            if fast is not None:
-                await self.loop.send(fast)
-                return
         if isinstance(message, Response):
             await self._on_response(message)
         elif isinstance(message, Notification):
