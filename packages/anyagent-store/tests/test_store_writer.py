@@ -23,7 +23,7 @@ async def test_the_writer_writes_while_a_flood_keeps_the_loop_busy(
     # an in-process flood never lets the loop sleep: a writer thread that waited for the GIL on its own
     # got it only when the flood ended (and cost the reader a wake-up each time the loop let go of it);
     # the stream's checkpoints let it in, so writes come while the flood runs
-    n = 60_000
+    n = 100_000
     script = Script(buffer=1024).turn([Step.repeat(n, Step.emit(text("m1", "w "))), Step.end(completed())])
     read = [0]
     written_at: list[int] = []  # how many deltas the reader had read when each write began
@@ -58,7 +58,7 @@ async def test_deltas_read_before_the_app_holds_the_stream_are_written(store: St
     script = Script().turn(
         [
             *(Step.emit(text("m1", f"w{i} ")) for i in range(5)),
-            Step.sleep(5),
+            Step.sleep(1),  # the agent goes on later; what the app holds is stored meanwhile
             Step.emit(text("m1", "later")),
             Step.end(completed()),
         ]
