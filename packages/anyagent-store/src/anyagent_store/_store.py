@@ -946,6 +946,7 @@ class Recording:
         inbox = self._inbox
         append = inbox.append
         wake = self._wake.set
+        add = self._add
         batch_size = self.batch_size
         chunk: list[str] = []  # the texts of the run's deltas since its last publish (the loop's alone)
         add_text = chunk.append
@@ -989,14 +990,10 @@ class Recording:
                 run = _Run(event)
                 cls, turn, ident, empty = kind_class, event.turn_info, kind.message_id, event.extensions  # type: ignore[union-attr]
                 append(run)
-            else:
-                cls = None
-                append(event)
-                if kind_class in _FORCING:
+                if len(inbox) >= batch_size:
                     wake()
-                    return
-            if len(inbox) >= batch_size:
-                wake()
+            else:
+                add(event)  # ends the run; a turn end, an open request or a full batch wakes the writer
 
         def end_run() -> None:
             nonlocal cls
